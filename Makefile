@@ -1,0 +1,41 @@
+# shirube — make targets. Quick start: `make demo` and `make test`.
+GO      ?= go
+BIN     := bin/shirube
+DEMO    := .demo
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build deps test vet demo bench clean fuzz
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/shirube
+
+deps:
+	@bash scripts/install-deps.sh all
+
+vet:
+	$(GO) vet ./...
+	cd bench/peers && $(GO) vet ./...
+
+# test installs what is missing (apt, as root), then vets and runs every test.
+test: deps vet
+	$(GO) test -count=1 -timeout 30m ./...
+
+# demo indexes the bundled corpus and answers with no API key.
+demo: build
+	@bash scripts/install-deps.sh pdf
+	@rm -rf $(DEMO)
+	$(BIN) index --data examples/data --database $(DEMO)/database --index $(DEMO)/index
+	$(BIN) search --index $(DEMO)/index "アカウントがロックされた場合の対処法"
+	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "マルウェアに感染した端末はどう隔離しますか？"
+	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "ログファイルを削除する方法は？"
+
+bench: build
+	$(BIN) bench beir --dir ../shared/datasets/jsquad-valid --mode hybrid
+
+fuzz:
+	$(GO) test ./internal/chunk -run '^$$' -fuzz FuzzSplit -fuzztime 30s
+
+clean:
+	rm -rf bin $(DEMO)

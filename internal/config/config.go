@@ -1,0 +1,334 @@
+// Package config holds shirube's settings and resolves them from their
+// sources. Precedence, highest first:
+//
+//	command-line flags > environment > .env file > defaults
+//
+// The defaults are the constants of seed 002 §8.6 (chunk 500/50, k 4,
+// BM25 weight 0.6, evidence threshold 0.5, 5 exchanges of history,
+// gpt-4o-mini, text-embedding-3-small, ./data, ./logs).
+//
+// Flags are applied by the command layer after Load: it overwrites the
+// fields whose flags were set explicitly.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/joho/godotenv"
+)
+
+// Defaults from seed 002 §8.6 and the issues.
+const (
+	DefaultDataDir           = "./data"
+	DefaultDatabaseDir       = "./database"
+	DefaultIndexDir          = "./.shirube"
+	DefaultLogsDir           = "./logs"
+	DefaultChunkSize         = 500
+	DefaultChunkOverlap      = 50
+	DefaultK                 = 4
+	DefaultBM25Weight        = 0.6
+	DefaultEvidenceThreshold = 0.5
+	DefaultMaxHistory        = 5
+	DefaultLLMModel          = "gpt-4o-mini"
+	DefaultAnthropicModel    = "sonnet"
+	DefaultEmbeddingModel    = "text-embedding-3-small"
+	DefaultMaxFileSize       = 100 << 20
+	DefaultFusion            = "minmax"
+	DefaultEmbedder          = "local"
+)
+
+// Config is the effective configuration of one run.
+type Config struct {
+	DataDir      string  // source documents (SHIRUBE_DATA)
+	DatabaseDir  string  // per-page Markdown database (SHIRUBE_DATABASE)
+	IndexDir     string  // persistent index (SHIRUBE_INDEX)
+	LogsDir      string  // JSONL audit logs (SHIRUBE_LOGS)
+	ChunkSize    int     // runes per chunk body (SHIRUBE_CHUNK_SIZE)
+	ChunkOverlap int     // runes of overlap (SHIRUBE_CHUNK_OVERLAP)
+	K            int     // results per query (SHIRUBE_K)
+	BM25Weight   float64 // weight of the BM25 leg; vector weight is 1 − this (SHIRUBE_BM25_WEIGHT)
+	Fusion       string  // minmax or rrf (SHIRUBE_FUSION)
+	// EvidenceThreshold is the absolute evidence score below which the
+	// answer is refused as insufficient evidence (SHIRUBE_EVIDENCE_THRESHOLD).
+	EvidenceThreshold float64
+	MaxHistory        int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
+	MaxFileSize       int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+
+	Embedder       string // local or openai (SHIRUBE_EMBEDDER)
+	EmbeddingModel string // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
+
+	Generator     string // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
+	Provider      string // openai or anthropic; "" chooses by the key that is set (SHIRUBE_PROVIDER)
+	LLMModel      string // model id or alias (SHIRUBE_MODEL)
+	OpenAIKey     string // OPENAI_API_KEY
+	OpenAIBase    string // OPENAI_API_BASE
+	AnthropicKey  string // ANTHROPIC_API_KEY
+	AnthropicBase string // ANTHROPIC_BASE_URL
+	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
+	Token         string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+}
+
+// Default returns the built-in defaults.
+func Default() Config {
+	return Config{
+		DataDir:           DefaultDataDir,
+		DatabaseDir:       DefaultDatabaseDir,
+		IndexDir:          DefaultIndexDir,
+		LogsDir:           DefaultLogsDir,
+		ChunkSize:         DefaultChunkSize,
+		ChunkOverlap:      DefaultChunkOverlap,
+		K:                 DefaultK,
+		BM25Weight:        DefaultBM25Weight,
+		Fusion:            DefaultFusion,
+		EvidenceThreshold: DefaultEvidenceThreshold,
+		MaxHistory:        DefaultMaxHistory,
+		MaxFileSize:       DefaultMaxFileSize,
+		Embedder:          DefaultEmbedder,
+		EmbeddingModel:    DefaultEmbeddingModel,
+	}
+}
+
+// A Source looks up one variable, like os.LookupEnv.
+type Source func(key string) (string, bool)
+
+// Load resolves the configuration from the environment and the .env file at
+// dotenvPath ("" or a missing file means none). Environment variables win
+// over the file. Unparsable values are errors naming the variable.
+func Load(env Source, dotenvPath string) (Config, error) {
+	fileVars := map[string]string{}
+	if dotenvPath != "" {
+		vars, err := ReadDotenv(dotenvPath)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return Config{}, err
+		}
+		fileVars = vars
+	}
+	lookup := func(key string) (string, bool) {
+		if env != nil {
+			if v, ok := env(key); ok && v != "" {
+				return v, true
+			}
+		}
+		v, ok := fileVars[key]
+		return v, ok && v != ""
+	}
+	c := Default()
+	var errs []error
+	str := func(key string, dst *string) {
+		if v, ok := lookup(key); ok {
+			*dst = strings.TrimSpace(v)
+		}
+	}
+	num := func(key string, dst *int) {
+		if v, ok := lookup(key); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q is not a whole number", key, v))
+				return
+			}
+			*dst = n
+		}
+	}
+	flt := func(key string, dst *float64) {
+		if v, ok := lookup(key); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q is not a number", key, v))
+				return
+			}
+			*dst = f
+		}
+	}
+	str("SHIRUBE_DATA", &c.DataDir)
+	str("SHIRUBE_DATABASE", &c.DatabaseDir)
+	str("SHIRUBE_INDEX", &c.IndexDir)
+	str("SHIRUBE_LOGS", &c.LogsDir)
+	num("SHIRUBE_CHUNK_SIZE", &c.ChunkSize)
+	num("SHIRUBE_CHUNK_OVERLAP", &c.ChunkOverlap)
+	num("SHIRUBE_K", &c.K)
+	flt("SHIRUBE_BM25_WEIGHT", &c.BM25Weight)
+	str("SHIRUBE_FUSION", &c.Fusion)
+	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
+	num("SHIRUBE_MAX_HISTORY", &c.MaxHistory)
+	if v, ok := lookup("SHIRUBE_MAX_FILE_SIZE"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_FILE_SIZE=%q is not a whole number of bytes", v))
+		} else {
+			c.MaxFileSize = n
+		}
+	}
+	str("SHIRUBE_EMBEDDER", &c.Embedder)
+	str("SHIRUBE_EMBEDDING_MODEL", &c.EmbeddingModel)
+	str("SHIRUBE_GENERATOR", &c.Generator)
+	str("SHIRUBE_PROVIDER", &c.Provider)
+	str("SHIRUBE_MODEL", &c.LLMModel)
+	str("OPENAI_API_KEY", &c.OpenAIKey)
+	str("OPENAI_API_BASE", &c.OpenAIBase)
+	if c.OpenAIBase == "" {
+		str("OPENAI_BASE_URL", &c.OpenAIBase)
+	}
+	str("ANTHROPIC_API_KEY", &c.AnthropicKey)
+	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
+	str("SHIRUBE_PRICES", &c.Prices)
+	str("SHIRUBE_TOKEN", &c.Token)
+	if len(errs) > 0 {
+		return c, fmt.Errorf("configuration: %w", errors.Join(errs...))
+	}
+	return c, c.Validate()
+}
+
+// ReadDotenv parses a .env file. A UTF-8 byte-order mark (which godotenv
+// rejects) is stripped first.
+func ReadDotenv(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	vars, err := godotenv.Parse(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w — fix the line or remove the file", path, err)
+	}
+	return vars, nil
+}
+
+// Validate checks ranges and enumerations.
+func (c Config) Validate() error {
+	var errs []error
+	if c.ChunkSize <= 0 {
+		errs = append(errs, fmt.Errorf("chunk size %d must be positive", c.ChunkSize))
+	}
+	if c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize {
+		errs = append(errs, fmt.Errorf("chunk overlap %d must be at least 0 and below the chunk size %d", c.ChunkOverlap, c.ChunkSize))
+	}
+	if c.K < 1 || c.K > 100 {
+		errs = append(errs, fmt.Errorf("k %d must be between 1 and 100", c.K))
+	}
+	if c.BM25Weight < 0 || c.BM25Weight > 1 {
+		errs = append(errs, fmt.Errorf("BM25 weight %g must be between 0.0 and 1.0", c.BM25Weight))
+	}
+	if c.Fusion != "minmax" && c.Fusion != "rrf" {
+		errs = append(errs, fmt.Errorf("fusion %q must be minmax or rrf", c.Fusion))
+	}
+	if c.Embedder != "local" && c.Embedder != "openai" {
+		errs = append(errs, fmt.Errorf("embedder %q must be local or openai", c.Embedder))
+	}
+	switch c.Generator {
+	case "", "extractive", "llm":
+	default:
+		errs = append(errs, fmt.Errorf("generator %q must be extractive or llm", c.Generator))
+	}
+	switch c.Provider {
+	case "", "openai", "anthropic":
+	default:
+		errs = append(errs, fmt.Errorf("provider %q must be openai or anthropic", c.Provider))
+	}
+	if c.MaxHistory < 0 {
+		errs = append(errs, fmt.Errorf("max history %d must not be negative", c.MaxHistory))
+	}
+	return errors.Join(errs...)
+}
+
+// VectorWeight is 1 − BM25Weight, as the UI shows it.
+func (c Config) VectorWeight() float64 { return 1 - c.BM25Weight }
+
+// LLMProvider returns the provider that answers with an LLM: the configured
+// one, else openai when OPENAI_API_KEY is set, else anthropic when
+// ANTHROPIC_API_KEY is set, else "" (no LLM; answers are extractive).
+func (c Config) LLMProvider() string {
+	switch {
+	case c.Provider != "":
+		return c.Provider
+	case c.OpenAIKey != "":
+		return "openai"
+	case c.AnthropicKey != "":
+		return "anthropic"
+	}
+	return ""
+}
+
+// EffectiveGenerator is the generator that will answer: the configured one,
+// else llm when a key is set, else extractive.
+func (c Config) EffectiveGenerator() string {
+	if c.Generator != "" {
+		return c.Generator
+	}
+	if c.LLMProvider() != "" {
+		return "llm"
+	}
+	return "extractive"
+}
+
+// CheckLLM returns a helpful error when an LLM is required but no key is set.
+func (c Config) CheckLLM() error {
+	switch c.LLMProvider() {
+	case "openai":
+		if c.OpenAIKey == "" {
+			return errors.New("Error: OPENAI_API_KEY is not set. Set it in the environment or in .env (and OPENAI_API_BASE for a compatible server such as Ollama or vLLM)")
+		}
+	case "anthropic":
+		if c.AnthropicKey == "" {
+			return errors.New("Error: ANTHROPIC_API_KEY is not set. Set it in the environment or in .env")
+		}
+	default:
+		return errors.New("Error: no LLM is configured. Set OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY in the environment or in .env, or use --generator extractive")
+	}
+	return nil
+}
+
+// Mask hides a secret, keeping a short prefix and suffix for recognition.
+func Mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	r := []rune(s)
+	if len(r) <= 8 {
+		return "****"
+	}
+	return string(r[:3]) + "…" + string(r[len(r)-4:])
+}
+
+// Lines renders the configuration as sorted "KEY=value" lines with secrets
+// masked, for `shirube config`.
+func (c Config) Lines() []string {
+	kv := map[string]string{
+		"SHIRUBE_DATA":               c.DataDir,
+		"SHIRUBE_DATABASE":           c.DatabaseDir,
+		"SHIRUBE_INDEX":              c.IndexDir,
+		"SHIRUBE_LOGS":               c.LogsDir,
+		"SHIRUBE_CHUNK_SIZE":         strconv.Itoa(c.ChunkSize),
+		"SHIRUBE_CHUNK_OVERLAP":      strconv.Itoa(c.ChunkOverlap),
+		"SHIRUBE_K":                  strconv.Itoa(c.K),
+		"SHIRUBE_BM25_WEIGHT":        strconv.FormatFloat(c.BM25Weight, 'g', -1, 64),
+		"SHIRUBE_VECTOR_WEIGHT":      strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)",
+		"SHIRUBE_FUSION":             c.Fusion,
+		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),
+		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
+		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
+		"SHIRUBE_EMBEDDER":           c.Embedder,
+		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,
+		"SHIRUBE_GENERATOR":          c.EffectiveGenerator(),
+		"SHIRUBE_PROVIDER":           c.LLMProvider(),
+		"SHIRUBE_MODEL":              c.LLMModel,
+		"OPENAI_API_KEY":             Mask(c.OpenAIKey),
+		"OPENAI_API_BASE":            c.OpenAIBase,
+		"ANTHROPIC_API_KEY":          Mask(c.AnthropicKey),
+		"ANTHROPIC_BASE_URL":         c.AnthropicBase,
+		"SHIRUBE_PRICES":             c.Prices,
+		"SHIRUBE_TOKEN":              Mask(c.Token),
+	}
+	out := make([]string, 0, len(kv))
+	for k, v := range kv {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

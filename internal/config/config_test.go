@@ -1,0 +1,96 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) Source {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	dotenv := filepath.Join(dir, ".env")
+	// A UTF-8 BOM, which godotenv alone rejects.
+	body := "\xef\xbb\xbfSHIRUBE_K=7\nSHIRUBE_BM25_WEIGHT=0.3\nOPENAI_API_KEY=sk-file-123456789\n"
+	if err := os.WriteFile(dotenv, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		path   string
+		check  func(Config) bool
+		expect string
+	}{
+		{"defaults", nil, "", func(c Config) bool {
+			return c.K == 4 && c.BM25Weight == 0.6 && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.MaxHistory == 5 && c.DataDir == "./data"
+		}, "seed 002 §8.6 defaults"},
+		{"dotenv with BOM", nil, dotenv, func(c Config) bool { return c.K == 7 && c.BM25Weight == 0.3 && c.OpenAIKey == "sk-file-123456789" }, ".env values"},
+		{"env beats dotenv", map[string]string{"SHIRUBE_K": "9"}, dotenv, func(c Config) bool { return c.K == 9 && c.BM25Weight == 0.3 }, "environment wins"},
+		{"missing dotenv is fine", nil, filepath.Join(dir, "nope.env"), func(c Config) bool { return c.K == 4 }, "defaults"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(envOf(tt.env), tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(c) {
+				t.Errorf("got %+v, want %s", c, tt.expect)
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SHIRUBE_K": "four"}, "SHIRUBE_K"},
+		{map[string]string{"SHIRUBE_BM25_WEIGHT": "1.5"}, "between 0.0 and 1.0"},
+		{map[string]string{"SHIRUBE_FUSION": "sum"}, "minmax or rrf"},
+		{map[string]string{"SHIRUBE_CHUNK_OVERLAP": "600"}, "overlap"},
+	}
+	for _, tt := range tests {
+		_, err := Load(envOf(tt.env), "")
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Load(%v) error = %v, want mention of %q", tt.env, err, tt.want)
+		}
+	}
+}
+
+func TestGeneratorSelection(t *testing.T) {
+	c := Default()
+	if g := c.EffectiveGenerator(); g != "extractive" {
+		t.Errorf("no key: generator %q, want extractive", g)
+	}
+	if err := c.CheckLLM(); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("CheckLLM without key = %v, want a message naming OPENAI_API_KEY", err)
+	}
+	c.AnthropicKey = "sk-ant-xyz-0123456789"
+	if c.EffectiveGenerator() != "llm" || c.LLMProvider() != "anthropic" {
+		t.Errorf("anthropic key: generator %q provider %q", c.EffectiveGenerator(), c.LLMProvider())
+	}
+	c.OpenAIKey = "sk-openai-0123456789"
+	if c.LLMProvider() != "openai" {
+		t.Errorf("both keys: provider %q, want openai", c.LLMProvider())
+	}
+}
+
+func TestLinesMaskSecrets(t *testing.T) {
+	c := Default()
+	c.OpenAIKey = "sk-secretsecretsecret1234"
+	c.Token = "tok-abcdefghijkl"
+	joined := strings.Join(c.Lines(), "\n")
+	if strings.Contains(joined, "secretsecret") || strings.Contains(joined, "abcdefghijkl") {
+		t.Fatalf("secret leaked:\n%s", joined)
+	}
+	if !strings.Contains(joined, "OPENAI_API_KEY=sk-…1234") {
+		t.Errorf("masked key missing:\n%s", joined)
+	}
+}
