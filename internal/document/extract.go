@@ -1,0 +1,149 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// HTMLMode selects how HTML is turned into page text.
+type HTMLMode string
+
+// The HTML modes. HTMLMarkdown keeps structure (headings, lists, tables);
+// HTMLText keeps only the words, one block per line, for the HTML-vs-Markdown
+// differential evaluation of seed 004.
+const (
+	HTMLMarkdown HTMLMode = "markdown"
+	HTMLText     HTMLMode = "text"
+)
+
+// ErrNotUTF8 is returned (wrapped) for Markdown and text files that are not
+// valid UTF-8.
+var ErrNotUTF8 = errors.New("not UTF-8 — convert the file to UTF-8 (seed 002 §9)")
+
+// Options configure an Extractor. The zero value is ready to use.
+type Options struct {
+	// HTMLMode is HTMLMarkdown (the default when empty) or HTMLText.
+	HTMLMode HTMLMode
+
+	// Warn receives one-line warnings that concern the whole run rather than
+	// one file, such as a missing pdftotext. Each is sent at most once per
+	// Extractor. Nil discards them.
+	Warn func(string)
+
+	// PDFToText is the pdftotext command to run. Empty means "pdftotext"
+	// looked up on PATH. If it cannot be found, PDFs are read with a
+	// pure-Go parser of lower quality and Warn is told once.
+	PDFToText string
+}
+
+// Extractor turns source files into Documents. It is safe for concurrent use.
+type Extractor struct {
+	opt Options
+
+	pdfOnce  sync.Once
+	pdfTool  string // resolved pdftotext path; "" means use the Go fallback
+	warnOnce sync.Once
+}
+
+// NewExtractor returns an Extractor with the given options.
+func NewExtractor(opt Options) *Extractor {
+	if opt.HTMLMode == "" {
+		opt.HTMLMode = HTMLMarkdown
+	}
+	return &Extractor{opt: opt}
+}
+
+// Extract reads f and returns its Document. Errors name the file and say
+// what to do; a failed file should be reported as a Skip and the ingest
+// continued.
+func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
+	if err := ctx.Err(); err != nil {
+		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
+	}
+	kind := f.Kind
+	if kind == "" {
+		k, ok := KindOf(f.Path)
+		if !ok {
+			return Document{}, fmt.Errorf("%s: unsupported file type — use .pdf .md .html or .txt", f.Rel)
+		}
+		kind = k
+	}
+	data, err := os.ReadFile(f.Path)
+	if err != nil {
+		return Document{}, fmt.Errorf("%s: cannot read: %w", f.Rel, err)
+	}
+	sum := sha256.Sum256(data)
+	doc := Document{
+		Source:  f.Rel,
+		Kind:    kind,
+		ModTime: f.ModTime,
+		Size:    int64(len(data)),
+		Hash:    hex.EncodeToString(sum[:]),
+	}
+	if doc.ModTime.IsZero() {
+		if info, err := os.Stat(f.Path); err == nil {
+			doc.ModTime = info.ModTime()
+		}
+	}
+
+	switch kind {
+	case PDF:
+		doc.Pages, doc.Notes, err = e.extractPDF(ctx, f.Path, data)
+	case HTML:
+		var text string
+		text, err = ConvertHTML(ctx, data, e.opt.HTMLMode)
+		doc.Pages = []Page{{Number: 1, Text: text}}
+	case Markdown, Text:
+		var text string
+		text, err = decodeUTF8Text(data)
+		doc.Pages = []Page{{Number: 1, Text: text}}
+	default:
+		err = fmt.Errorf("unsupported kind %q", kind)
+	}
+	if err != nil {
+		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
+	}
+	if len(doc.Pages) == 1 && strings.TrimSpace(doc.Pages[0].Text) == "" && kind != PDF {
+		doc.Notes = append(doc.Notes, "no text found")
+	}
+	return doc, nil
+}
+
+// warn sends msg to Options.Warn the first time it is called on e.
+func (e *Extractor) warn(msg string) {
+	e.warnOnce.Do(func() {
+		if e.opt.Warn != nil {
+			e.opt.Warn(msg)
+		}
+	})
+}
+
+// decodeUTF8Text checks that data is UTF-8 text, strips a UTF-8 byte order
+// mark and turns CRLF and lone CR line ends into LF.
+func decodeUTF8Text(data []byte) (string, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) {
+		return "", ErrNotUTF8
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return "", errors.New("contains NUL bytes — this looks like a binary file, not text; remove it or fix its extension")
+	}
+	return normalizeNewlines(string(data)), nil
+}
+
+// normalizeNewlines turns CRLF and lone CR into LF.
+func normalizeNewlines(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}

@@ -1,0 +1,204 @@
+package document
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// pdfInstallHint is the fix for a missing pdftotext.
+const pdfInstallHint = "pdftotext not found — PDFs are read with a slower, less accurate pure-Go parser; install poppler-utils poppler-data (apt-get install poppler-utils poppler-data) for reliable Japanese text"
+
+// Errors for PDFs that cannot be read at all, wrapped with a fix.
+var (
+	ErrPDFEncrypted = errors.New("PDF is encrypted (password-protected)")
+	ErrPDFCorrupt   = errors.New("PDF is corrupt or not a PDF")
+	ErrPDFNoPages   = errors.New("PDF has zero pages")
+)
+
+// extractPDF returns one Page per physical page of the PDF at path (whose
+// bytes are data) plus notes about blank and textless pages.
+func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([]Page, []string, error) {
+	e.pdfOnce.Do(func() {
+		name := e.opt.PDFToText
+		if name == "" {
+			name = "pdftotext"
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			e.pdfTool = p
+		}
+	})
+
+	var texts []string
+	var err error
+	if e.pdfTool != "" {
+		texts, err = runPDFToText(ctx, e.pdfTool, path)
+	} else {
+		e.warn(pdfInstallHint)
+		texts, err = goPDFText(ctx, data)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(texts) == 0 {
+		return nil, nil, fmt.Errorf("%w — the file may be damaged; re-export it", ErrPDFNoPages)
+	}
+	pages := make([]Page, len(texts))
+	var notes []string
+	for i, t := range texts {
+		t = strings.TrimRight(normalizeNewlines(strings.ToValidUTF8(t, "\uFFFD")), " \t\n")
+		n := i + 1
+		switch {
+		case strings.TrimSpace(t) == "":
+			t = ""
+			notes = append(notes, fmt.Sprintf("page %d: no text layer — scanned?", n))
+		case isBlankMarker(t):
+			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
+			t = ""
+		}
+		pages[i] = Page{Number: n, Text: t}
+	}
+	return pages, notes, nil
+}
+
+// runPDFToText runs pdftotext -raw -enc UTF-8 on path and splits its output
+// into pages. pdftotext ends every page, including the last, with a form
+// feed, so N pages give N form feeds.
+func runPDFToText(ctx context.Context, tool, path string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, tool, "-raw", "-enc", "UTF-8", path, "-")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("pdftotext: %w", ctx.Err())
+		}
+		return nil, pdfToolError(err, stderr.String())
+	}
+	out := stdout.String()
+	if out == "" {
+		return nil, nil
+	}
+	texts := strings.Split(out, "\f")
+	if texts[len(texts)-1] == "" {
+		texts = texts[:len(texts)-1]
+	}
+	return texts, nil
+}
+
+// pdfToolError turns a failed pdftotext run into an error that says what
+// is wrong with the file.
+func pdfToolError(err error, stderr string) error {
+	detail := firstLine(stderr)
+	var exit *exec.ExitError
+	code := -1
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	}
+	switch {
+	case strings.Contains(stderr, "Incorrect password"), code == 3:
+		return fmt.Errorf("%w — remove the password (e.g. qpdf --decrypt in.pdf out.pdf) and add the decrypted copy", ErrPDFEncrypted)
+	case strings.Contains(stderr, "Invalid page count 0"), strings.Contains(stderr, "Wrong page range"):
+		return fmt.Errorf("%w — the file may be damaged; re-export it", ErrPDFNoPages)
+	case code == 1:
+		return fmt.Errorf("%w (pdftotext: %s) — re-export or repair the file", ErrPDFCorrupt, detail)
+	}
+	if detail == "" {
+		detail = err.Error()
+	}
+	return fmt.Errorf("pdftotext failed: %s — check the file and your poppler-utils install", detail)
+}
+
+// goPDFText reads page texts with the pure-Go parser. That library can
+// panic on malformed input; a panic becomes an ErrPDFCorrupt error.
+func goPDFText(ctx context.Context, data []byte) (texts []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			texts, err = nil, fmt.Errorf("%w (parser failed: %v) — re-export the file, or install poppler-utils for a more tolerant reader", ErrPDFCorrupt, r)
+		}
+	}()
+	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
+			// Many public PDFs are encrypted only to restrict editing;
+			// pdftotext reads those, the Go parser does not.
+			return nil, fmt.Errorf("%w, or uses encryption the built-in reader cannot open (%v) — install poppler-utils poppler-data, or remove the password with qpdf --decrypt in.pdf out.pdf", ErrPDFEncrypted, err)
+		}
+		return nil, fmt.Errorf("%w (%v) — re-export or repair the file", ErrPDFCorrupt, err)
+	}
+	n := r.NumPage()
+	texts = make([]string, 0, n)
+	for i := 1; i <= n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p := r.Page(i)
+		if p.V.IsNull() {
+			texts = append(texts, "")
+			continue
+		}
+		t, err := p.GetPlainText(nil)
+		if err != nil {
+			t = "" // reported as a page without a text layer
+		}
+		texts = append(texts, t)
+	}
+	return texts, nil
+}
+
+// blankMarker matches the lines publishers print on deliberately empty
+// pages, in English and Japanese.
+var blankMarker = regexp.MustCompile(`(?i)^[(（]?\s*(this\s+page\s+(is\s+)?(intentionally|deliberately)\s+(left\s+)?blank|(この|本)?(ページ|頁)は(意図的に)?(空白|白紙)(としています|です|ページです)?|(以下)?(余白|白紙)(ページ)?)[.。．]?\s*[)）]?$`)
+
+// pageNumber matches a line holding only a page number such as "12" or "- 3 -".
+var pageNumber = regexp.MustCompile(`^[-–—\s]*[0-9０-９ivxlcIVXLC]+[-–—\s]*$`)
+
+// isBlankMarker reports whether a page holds nothing but a "this page is
+// intentionally left blank" line and perhaps a page number.
+func isBlankMarker(text string) bool {
+	found := false
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "", pageNumber.MatchString(line):
+		case blankMarker.MatchString(line):
+			found = true
+		default:
+			return false
+		}
+	}
+	return found
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// limitedBuffer keeps the first max bytes written to it and discards the
+// rest, so a chatty child process cannot exhaust memory.
+type limitedBuffer struct {
+	max int
+	buf *bytes.Buffer
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.buf.Len(); room > 0 {
+		if len(p) > room {
+			l.buf.Write(p[:room])
+		} else {
+			l.buf.Write(p)
+		}
+	}
+	return len(p), nil
+}
