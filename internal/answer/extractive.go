@@ -1,0 +1,438 @@
+package answer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// ExtractiveOptions tune the extractive generator. Zero values take the
+// defaults shown.
+type ExtractiveOptions struct {
+	MaxSentences int     // most sentences in an answer; default 4
+	MaxRunes     int     // length budget of the answer text; default 400
+	RankBonus    float64 // relevance bonus of the top-ranked chunk, decaying as 1/rank; default 0.05
+	Diversity    float64 // MMR weight of novelty against relevance, 0–1; default 0.3
+	MinRelative  float64 // a further sentence needs this share of the best one's score; default 0.5
+}
+
+func (o ExtractiveOptions) withDefaults() ExtractiveOptions {
+	if o.MaxSentences <= 0 {
+		o.MaxSentences = 4
+	}
+	if o.MaxRunes <= 0 {
+		o.MaxRunes = 400
+	}
+	if o.RankBonus == 0 {
+		o.RankBonus = 0.05
+	}
+	if o.Diversity == 0 {
+		o.Diversity = 0.3
+	}
+	if o.MinRelative == 0 {
+		o.MinRelative = 0.5
+	}
+	return o
+}
+
+// Extractive answers by quoting the retrieved chunks. It needs no model and
+// works offline; it is the default generator.
+//
+// Each chunk is split into sentences; each sentence is scored by how much of
+// the query it covers (query terms weighted by their inverse document
+// frequency over the retrieved sentences) plus a small bonus for its chunk's
+// rank. The best sentence is always taken, together with one neighbour in
+// its chunk: the one before or after, whichever adds more query coverage
+// (after on a tie), because a factoid question is usually built from one
+// sentence and the fact it asks for often sits next to it. Further sentences
+// are picked MMR-style (relevance against overlap with what is already
+// picked) while they add query coverage, stay within MinRelative of the best
+// and fit the length budget. The picked sentences are printed in
+// document order, each run of sentences from one chunk followed by that
+// chunk's citation marker [n].
+//
+// A query term found only in the heading of a sentence's chunk counts half.
+// Query content terms that neither a picked sentence nor the heading of its
+// chunk contains are reported as Unknowns. The text never contains a word
+// that is not in the evidence.
+type Extractive struct {
+	tok Tokenizer
+	opt ExtractiveOptions
+}
+
+// NewExtractive returns an extractive generator that compares terms made by
+// tok.
+func NewExtractive(tok Tokenizer, opt ExtractiveOptions) *Extractive {
+	return &Extractive{tok: tok, opt: opt.withDefaults()}
+}
+
+// GeneratorExtractive is Answer.Generator for extractive answers.
+const GeneratorExtractive = "extractive"
+
+// candidate is one sentence of a retrieved chunk.
+type candidate struct {
+	chunk int    // index into the results
+	pos   int    // position within the chunk
+	line  int    // source line within the chunk
+	text  string // sentence as displayed
+	runes int
+	terms map[string]bool
+	rel   float64 // coverage of the query plus rank bonus
+	cov   float64 // weighted share of the query it covers
+}
+
+// Generate answers query from results, which are in rank order. When no
+// sentence (nor the heading of its chunk) shares a content term with the
+// query, the answer has empty Text and no Evidence, and Unknowns names the
+// query's content.
+func (e *Extractive) Generate(ctx context.Context, query string, results []retrieve.Result) (Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return Answer{}, fmt.Errorf("extractive answer: %w", err)
+	}
+	a := Answer{Generator: GeneratorExtractive}
+	qterms := e.tok.Terms(query)
+	content := uniqueContent(qterms)
+
+	var cands []*candidate
+	headings := make([]map[string]bool, len(results))
+	for ci, r := range results {
+		headings[ci] = termSet(e.tok.Terms(r.Heading + "\n" + strings.Join(headingLines(r.Text), "\n")))
+		pos := 0
+		for li, line := range lineSentences(r.Text) {
+			for _, s := range line {
+				cands = append(cands, &candidate{
+					chunk: ci, pos: pos, line: li, text: s,
+					runes: utf8.RuneCountInString(s),
+					terms: termSet(e.tok.Terms(s)),
+				})
+				pos++
+			}
+		}
+	}
+	weights := idfWeights(content, cands)
+	var total float64
+	for _, t := range content {
+		total += weights[t]
+	}
+	for _, c := range cands {
+		for _, t := range content {
+			switch {
+			case c.terms[t]:
+				c.cov += weights[t]
+			case headings[c.chunk][t]:
+				c.cov += headingShare * weights[t]
+			}
+		}
+		if total > 0 {
+			c.cov /= total
+		}
+		if c.cov > 0 {
+			c.rel = c.cov + e.opt.RankBonus/float64(c.chunk+1)
+		}
+	}
+
+	picked := e.pick(cands, content, weights)
+	a.Text, a.Evidence = compose(picked, results)
+	if err := ctx.Err(); err != nil {
+		return Answer{}, fmt.Errorf("extractive answer: %w", err)
+	}
+
+	covered := map[string]bool{}
+	for _, c := range picked {
+		for t := range c.terms {
+			covered[t] = true
+		}
+		for t := range headings[c.chunk] {
+			covered[t] = true
+		}
+	}
+	a.Unknowns = unknownsLine(query, qterms, covered, a.Text)
+	return a, nil
+}
+
+// headingShare is how much a query term counts for a sentence when only the
+// heading of its chunk contains it: the section is about the term, the
+// sentence need not repeat it.
+const headingShare = 0.5
+
+// idfWeights weights each query term by a smoothed inverse document
+// frequency over the candidate sentences, so a term found in every sentence
+// counts little and a rare one much. Terms found nowhere get the highest
+// weight: missing them is what Unknowns reports.
+func idfWeights(terms []string, cands []*candidate) map[string]float64 {
+	n := float64(len(cands))
+	w := make(map[string]float64, len(terms))
+	for _, t := range terms {
+		df := 0.0
+		for _, c := range cands {
+			if c.terms[t] {
+				df++
+			}
+		}
+		w[t] = math.Log(1 + (n+1)/(df+0.5))
+	}
+	return w
+}
+
+// pick chooses the answer sentences.
+func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64) []*candidate {
+	var best *candidate
+	for _, c := range cands {
+		if c.rel > 0 && (best == nil || c.rel > best.rel) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	picked := []*candidate{best}
+	used := best.runes
+	isPicked := map[*candidate]bool{best: true}
+	covered := map[string]bool{}
+	for t := range best.terms {
+		covered[t] = true
+	}
+
+	take := func(c *candidate) {
+		picked = append(picked, c)
+		isPicked[c] = true
+		used += c.runes
+		for t := range c.terms {
+			covered[t] = true
+		}
+	}
+	var prev, next *candidate
+	for _, c := range cands {
+		if c.chunk == best.chunk && c.pos == best.pos-1 {
+			prev = c
+		}
+		if c.chunk == best.chunk && c.pos == best.pos+1 {
+			next = c
+		}
+	}
+	gainOf := func(c *candidate) float64 {
+		g := 0.0
+		for _, t := range content {
+			if c.terms[t] && !covered[t] {
+				g += weights[t]
+			}
+		}
+		return g
+	}
+	fits := func(c *candidate) bool { return c != nil && used+c.runes <= e.opt.MaxRunes }
+	if prev != nil && strings.HasPrefix(prev.text, "|") {
+		prev = nil // a table row is no continuation of prose
+	}
+	if next != nil && strings.HasPrefix(next.text, "|") {
+		next = nil
+	}
+
+	// A factoid question is usually built from one sentence, and its answer
+	// often sits in the sentence before (which names the subject) or after
+	// (which finishes the thought). Take the neighbour that adds more query
+	// coverage; on a tie the one on the same line, then the following one.
+	gp, gn := neighbourGain(prev, fits, gainOf), neighbourGain(next, fits, gainOf)
+	if gp == gn && prev != nil && next != nil && prev.line == best.line && next.line != best.line {
+		gp += 1e-9
+	}
+	switch {
+	case e.opt.MaxSentences < 2:
+	case gp > gn:
+		take(prev)
+	case gn >= 0:
+		take(next)
+	}
+
+	lambda := 1 - e.opt.Diversity
+	for len(picked) < e.opt.MaxSentences {
+		var choice *candidate
+		choiceScore := 0.0
+		for _, c := range cands {
+			if isPicked[c] || c.rel < e.opt.MinRelative*best.rel || used+c.runes > e.opt.MaxRunes {
+				continue
+			}
+			if gainOf(c) == 0 {
+				continue // adds nothing the answer does not already say
+			}
+			sim := 0.0
+			for _, p := range picked {
+				sim = math.Max(sim, jaccard(c.terms, p.terms))
+			}
+			score := lambda*c.rel - (1-lambda)*sim
+			if choice == nil || score > choiceScore {
+				choice, choiceScore = c, score
+			}
+		}
+		if choice == nil {
+			break
+		}
+		take(choice)
+	}
+	// The best sentence alone may exceed the budget; cut it rather than
+	// drop the answer.
+	if len(picked) == 1 && best.runes > e.opt.MaxRunes {
+		cut := *best
+		cut.text = excerpt(best.text, e.opt.MaxRunes)
+		picked[0] = &cut
+	}
+	return picked
+}
+
+// neighbourGain is gain(c) for a neighbour that fits the budget, else -1.
+func neighbourGain(c *candidate, fits func(*candidate) bool, gain func(*candidate) float64) float64 {
+	if !fits(c) {
+		return -1
+	}
+	return gain(c)
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	inter := 0
+	for t := range a {
+		if b[t] {
+			inter++
+		}
+	}
+	union := len(a) + len(b) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}
+
+// compose prints picked sentences in document order and builds the evidence
+// list of the chunks they come from, numbered in order of first use.
+func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence) {
+	if len(picked) == 0 {
+		return "", nil
+	}
+	sorted := append([]*candidate(nil), picked...)
+	fileRank := map[string]int{}
+	for i, r := range results {
+		if _, ok := fileRank[r.File]; !ok {
+			fileRank[r.File] = i
+		}
+	}
+	sort.SliceStable(sorted, func(i, j int) bool {
+		a, b := sorted[i], sorted[j]
+		ra, rb := results[a.chunk], results[b.chunk]
+		if ra.File != rb.File {
+			return fileRank[ra.File] < fileRank[rb.File]
+		}
+		if ra.Page != rb.Page {
+			return ra.Page < rb.Page
+		}
+		if ia, ib := chunkIndex(ra.ChunkID), chunkIndex(rb.ChunkID); ia != ib {
+			return ia < ib
+		}
+		if a.chunk != b.chunk {
+			return a.chunk < b.chunk
+		}
+		return a.pos < b.pos
+	})
+
+	number := map[int]int{} // chunk → citation number
+	support := map[int][]string{}
+	var ev []Evidence
+	var b strings.Builder
+	for i, c := range sorted {
+		n, ok := number[c.chunk]
+		if !ok {
+			n = len(ev) + 1
+			number[c.chunk] = n
+			r := results[c.chunk]
+			ev = append(ev, Evidence{N: n, File: r.File, Page: r.Page, Heading: r.Heading, Score: r.Score})
+		}
+		support[c.chunk] = append(support[c.chunk], c.text)
+		if i > 0 {
+			prev := sorted[i-1]
+			switch {
+			case !continues(prev, c):
+				b.WriteString("\n")
+			case lastRune(prev.text) < utf8.RuneSelf:
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString(c.text)
+		if i == len(sorted)-1 || !continues(c, sorted[i+1]) {
+			b.WriteString(" [" + strconv.Itoa(n) + "]")
+		}
+	}
+	for chunk, n := range number {
+		ev[n-1].Excerpt = excerpt(joinSentences(support[chunk]), MaxExcerptRunes)
+	}
+	return b.String(), ev
+}
+
+// joinSentences joins sentences with a space after Latin text and with
+// nothing after Japanese punctuation.
+func joinSentences(ss []string) string {
+	var b strings.Builder
+	for i, s := range ss {
+		if i > 0 && lastRune(ss[i-1]) < utf8.RuneSelf {
+			b.WriteString(" ")
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// continues reports whether b directly follows a on the same source line,
+// so that they print as one run of text with one citation.
+func continues(a, b *candidate) bool {
+	return a.chunk == b.chunk && a.line == b.line && a.pos+1 == b.pos
+}
+
+func lastRune(s string) rune {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r
+}
+
+// chunkIndex reads the chunk index from a chunk id of the form File_Index;
+// -1 when there is none.
+func chunkIndex(id string) int {
+	i := strings.LastIndexByte(id, '_')
+	if i < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// unknownsLine reports the query's content terms that covered lacks, as one
+// line worded in the query's language; nil when everything is covered. A
+// missing piece that answer contains word for word is not reported: it is
+// an artefact of terms spanning a word boundary (the bigram "年保" of
+// "何年保管" when the answer says "1年間保管").
+func unknownsLine(query string, qterms []string, covered map[string]bool, answer string) []string {
+	missing := spans(query, qterms, func(t string) int {
+		switch {
+		case covered[t]:
+			return spanBlock
+		case isContentTerm(t):
+			return spanKeep
+		}
+		return spanIgnore
+	})
+	answer = normalize(answer)
+	missing = slices.DeleteFunc(missing, func(m string) bool {
+		return strings.Contains(answer, strings.ToLower(m))
+	})
+	if len(missing) == 0 {
+		return nil
+	}
+	if isJapanese(query) {
+		return []string{"根拠文書に記載がない点: " + strings.Join(missing, ", ")}
+	}
+	return []string{"Not stated in the evidence: " + strings.Join(missing, ", ")}
+}
