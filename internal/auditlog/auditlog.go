@@ -1,0 +1,269 @@
+// Package auditlog writes the query audit log of seed 002 §6: one JSON
+// object per answered question, appended to logs/query_YYYY-MM-DD.jsonl.
+//
+// Writing the log must never break answering: Log returns its error and
+// also reports it through Options.Warn, and callers treat it as a warning.
+package auditlog
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultDir is the log directory when Open is given "" (seed 002 LOGS_FOLDER).
+const DefaultDir = "logs"
+
+// TimestampLayout is the timestamp format of seed 002 §6.1: local wall
+// clock with microseconds and no zone, e.g. "2024-12-29T13:14:15.123456".
+const TimestampLayout = "2006-01-02T15:04:05.000000"
+
+// SearchResult is one retrieved chunk as logged.
+type SearchResult struct {
+	ChunkID     string  `json:"chunk_id"`
+	Score       float64 `json:"score"`
+	BM25Score   float64 `json:"bm25_score"`
+	VectorScore float64 `json:"vector_score"`
+	File        string  `json:"file"`
+	Heading     string  `json:"heading"`
+	Excerpt     string  `json:"excerpt"` // see Excerpt
+}
+
+// TokenUsage counts the tokens of the answer's model calls.
+type TokenUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// SearchConfig is the search settings the answer was made with.
+type SearchConfig struct {
+	K            int     `json:"k"`
+	BM25Weight   float64 `json:"bm25_weight"`
+	VectorWeight float64 `json:"vector_weight"`
+}
+
+// Flags are the guardrail outcomes of the question.
+type Flags struct {
+	InsufficientEvidence bool `json:"insufficient_evidence"`
+	DangerousOperation   bool `json:"dangerous_operation"`
+	AmbiguousQuery       bool `json:"ambiguous_query"`
+}
+
+// Entry is one line of the log. Its JSON has exactly the fields of seed 002
+// §6.1, in that order, followed by two optional fields for conversation
+// follow-ups that are left out when empty.
+type Entry struct {
+	// Timestamp is when the question was answered; the zero time means
+	// "now". It is written in its own location's wall clock (time.Now() is
+	// local, as in the seed) and also picks the day's file.
+	Timestamp         time.Time
+	SessionID         string
+	Query             string
+	SearchResults     []SearchResult // nil is written as []
+	Answer            string
+	ProcessingTimeSec float64
+	TokenUsage        TokenUsage
+	CostUSD           float64
+	SearchConfig      SearchConfig
+	Flags             Flags
+	// RewrittenQuery is the self-contained query a follow-up question was
+	// rewritten to, if any.
+	RewrittenQuery string
+	// Generator names what produced the answer (for example the model id,
+	// or "template" for a guardrail answer), if recorded.
+	Generator string
+}
+
+// wireEntry fixes the JSON field names and order.
+type wireEntry struct {
+	Timestamp         string         `json:"timestamp"`
+	SessionID         string         `json:"session_id"`
+	Query             string         `json:"query"`
+	SearchResults     []SearchResult `json:"search_results"`
+	Answer            string         `json:"answer"`
+	ProcessingTimeSec float64        `json:"processing_time_sec"`
+	TokenUsage        TokenUsage     `json:"token_usage"`
+	CostUSD           float64        `json:"cost_usd"`
+	SearchConfig      SearchConfig   `json:"search_config"`
+	Flags             Flags          `json:"flags"`
+	RewrittenQuery    string         `json:"rewritten_query,omitempty"`
+	Generator         string         `json:"generator,omitempty"`
+}
+
+// MarshalJSON writes e in the §6.1 schema.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	w := wireEntry{
+		Timestamp:         e.Timestamp.Format(TimestampLayout),
+		SessionID:         e.SessionID,
+		Query:             e.Query,
+		SearchResults:     e.SearchResults,
+		Answer:            e.Answer,
+		ProcessingTimeSec: e.ProcessingTimeSec,
+		TokenUsage:        e.TokenUsage,
+		CostUSD:           e.CostUSD,
+		SearchConfig:      e.SearchConfig,
+		Flags:             e.Flags,
+		RewrittenQuery:    e.RewrittenQuery,
+		Generator:         e.Generator,
+	}
+	if w.SearchResults == nil {
+		w.SearchResults = []SearchResult{}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "<", ">" and "&" readable in answers
+	if err := enc.Encode(w); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// UnmarshalJSON reads a line written by MarshalJSON. The timestamp is read
+// in the local time zone.
+func (e *Entry) UnmarshalJSON(data []byte) error {
+	var w wireEntry
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	ts, err := time.ParseInLocation(TimestampLayout, w.Timestamp, time.Local)
+	if err != nil {
+		return fmt.Errorf("audit log timestamp %q: %w", w.Timestamp, err)
+	}
+	*e = Entry{
+		Timestamp: ts, SessionID: w.SessionID, Query: w.Query, SearchResults: w.SearchResults,
+		Answer: w.Answer, ProcessingTimeSec: w.ProcessingTimeSec, TokenUsage: w.TokenUsage,
+		CostUSD: w.CostUSD, SearchConfig: w.SearchConfig, Flags: w.Flags,
+		RewrittenQuery: w.RewrittenQuery, Generator: w.Generator,
+	}
+	return nil
+}
+
+// Options tune a Logger. The zero value is ready to use.
+type Options struct {
+	// Warn receives a one-line message when a line could not be written;
+	// nil means no report (Log still returns the error).
+	Warn func(msg string)
+	// Now stamps entries with a zero Timestamp; nil means time.Now.
+	Now func() time.Time
+}
+
+// Logger appends entries to daily JSONL files in one directory. It is
+// safe for concurrent use. Each line is written with a single write(2) on
+// a file opened with O_APPEND, under a mutex: goroutines never interleave,
+// and on local file systems separate processes appending to the same file
+// do not either (the kernel positions each append atomically).
+type Logger struct {
+	dir string
+	opt Options
+	mu  sync.Mutex
+}
+
+// Open returns a Logger writing under dir ("" means DefaultDir). Nothing
+// is created until the first Log.
+func Open(dir string, opt Options) *Logger {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	return &Logger{dir: cmp.Or(dir, DefaultDir), opt: opt}
+}
+
+// Dir returns the log directory.
+func (l *Logger) Dir() string { return l.dir }
+
+// Path returns the file that entries stamped t go to:
+// <dir>/query_YYYY-MM-DD.jsonl, the date taken from t's wall clock.
+func (l *Logger) Path(t time.Time) string {
+	return filepath.Join(l.dir, "query_"+t.Format("2006-01-02")+".jsonl")
+}
+
+// Log appends e as one line to the file of its day, creating the
+// directory and file when needed. On failure it reports a warning through
+// Options.Warn and returns the error; the caller should carry on.
+func (l *Logger) Log(ctx context.Context, e Entry) error {
+	if err := ctx.Err(); err != nil {
+		return l.fail(fmt.Errorf("audit log: not written: %w", err))
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = l.opt.Now()
+	}
+	line, err := encodeLine(e)
+	if err != nil {
+		return l.fail(fmt.Errorf("audit log: encoding the entry for %q: %w", e.Query, err))
+	}
+	path := l.Path(e.Timestamp)
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return l.fail(fmt.Errorf("audit log: creating directory %s: %w — check that it is writable or choose another log directory", l.dir, err))
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return l.fail(fmt.Errorf("audit log: opening %s: %w — check that the log directory is writable", path, err))
+	}
+	n, werr := f.Write(line)
+	cerr := f.Close()
+	switch {
+	case werr != nil:
+		return l.fail(fmt.Errorf("audit log: writing %s: %w — check free disk space and permissions", path, werr))
+	case n != len(line):
+		return l.fail(fmt.Errorf("audit log: short write to %s (%d of %d bytes) — check free disk space", path, n, len(line)))
+	case cerr != nil:
+		return l.fail(fmt.Errorf("audit log: closing %s: %w — check free disk space", path, cerr))
+	}
+	return nil
+}
+
+// encodeLine returns e as one JSON line ending in "\n", with "<", ">" and
+// "&" left unescaped so answers stay readable.
+func encodeLine(e Entry) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// fail reports err as a warning and returns it.
+func (l *Logger) fail(err error) error {
+	if l.opt.Warn != nil {
+		l.opt.Warn(err.Error() + " (the answer is not affected)")
+	}
+	return err
+}
+
+// DefaultExcerptRunes is the excerpt length of seed 002 §4.5 (最大200文字).
+const DefaultExcerptRunes = 200
+
+// Excerpt returns text as a one-line preview of at most limit characters
+// (runes; limit <= 0 means DefaultExcerptRunes): runs of white space become
+// one space, and when text is longer it is cut on a character boundary and
+// "..." is appended.
+func Excerpt(text string, limit int) string {
+	if limit <= 0 {
+		limit = DefaultExcerptRunes
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(text) <= limit {
+		return text
+	}
+	i, n := 0, 0
+	for i = range text {
+		if n == limit {
+			break
+		}
+		n++
+	}
+	return strings.TrimRight(text[:i], " ") + "..."
+}
