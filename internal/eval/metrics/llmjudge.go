@@ -1,0 +1,113 @@
+package metrics
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/shirube/shirube/internal/llm"
+)
+
+// Completer is the one LLM call the judge needs; *llm clients satisfy it.
+type Completer interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
+}
+
+// LLMJudge is an ItemJudge that asks a model. The model must answer with
+// one JSON object:
+//
+//	{"items": [{"index": 1, "present": true}, ...],
+//	 "extra_points": ["key point of the answer not in the checklist", ...],
+//	 "reason": "one short sentence"}
+//
+// with exactly one entry per item (indices 1..n, each once). Anything else
+// is an error, so a malformed verdict never becomes a metric.
+type LLMJudge struct {
+	LLM   Completer
+	Model string // "" means the client's default
+}
+
+const judgeSystem = `You grade a RAG answer against a checklist of key points.
+For each numbered checklist item decide whether the answer states it (paraphrases count; partial or contradicting statements do not).
+Then list the key points of the answer that are NOT covered by any checklist item (ignore greetings, citations and filler).
+Reply with a single JSON object and nothing else:
+{"items":[{"index":1,"present":true}],"extra_points":["..."],"reason":"..."}`
+
+// Judge implements ItemJudge.
+func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Judgement, error) {
+	var b strings.Builder
+	b.WriteString("Checklist:\n")
+	for i, it := range items {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, it)
+	}
+	b.WriteString("\nAnswer:\n")
+	b.WriteString(answer)
+	zero := 0.0
+	resp, err := j.LLM.Complete(ctx, llm.Request{
+		Model:       j.Model,
+		System:      judgeSystem,
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: b.String()}},
+		Temperature: &zero,
+		JSON:        true,
+	})
+	if err != nil {
+		return Judgement{}, fmt.Errorf("checklist judge: %w", err)
+	}
+	return ParseJudgement(resp.Text, len(items))
+}
+
+// ParseJudgement reads the judge's JSON for n items. A single surrounding
+// ```json fence is tolerated; anything else that is not exactly the
+// documented object is an error.
+func ParseJudgement(raw string, n int) (Judgement, error) {
+	var v struct {
+		Items []struct {
+			Index   int   `json:"index"`
+			Present *bool `json:"present"`
+		} `json:"items"`
+		Extra  []string `json:"extra_points"`
+		Reason string   `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(unfence(raw)), &v); err != nil {
+		return Judgement{}, fmt.Errorf("checklist judge returned invalid JSON: %w", err)
+	}
+	if len(v.Items) != n {
+		return Judgement{}, fmt.Errorf("checklist judge returned %d verdicts for %d items", len(v.Items), n)
+	}
+	j := Judgement{Present: make([]bool, n), Reason: oneLine(v.Reason)}
+	seen := make([]bool, n)
+	for _, it := range v.Items {
+		if it.Index < 1 || it.Index > n || seen[it.Index-1] {
+			return Judgement{}, fmt.Errorf("checklist judge returned bad or repeated item index %d (want 1..%d once each)", it.Index, n)
+		}
+		if it.Present == nil {
+			return Judgement{}, fmt.Errorf("checklist judge left \"present\" out for item %d", it.Index)
+		}
+		seen[it.Index-1] = true
+		j.Present[it.Index-1] = *it.Present
+	}
+	for _, e := range v.Extra {
+		if e = trimSpace(e); e != "" {
+			j.Extra = append(j.Extra, e)
+		}
+	}
+	return j, nil
+}
+
+// unfence removes one ```json ... ``` fence around s, if present.
+func unfence(s string) string {
+	s = trimSpace(s)
+	if !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") || len(s) < 6 {
+		return s
+	}
+	s = s[3 : len(s)-3]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.Contains(s[:i], "{") {
+		s = s[i+1:]
+	}
+	return trimSpace(s)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
