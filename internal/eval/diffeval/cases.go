@@ -1,0 +1,213 @@
+// Package diffeval implements seed 004's evaluation criteria v0.1: a
+// differential test that puts one question set to two RAG configurations —
+// by default the same law pages ingested as extracted plain text (A) and
+// converted to Markdown (B) — and reports how much B changes three
+// metrics: evidence hit rate, hallucination rate and answer stability.
+//
+// # Case file
+//
+// A case file is JSON:
+//
+//	{
+//	  "version": "0.1",
+//	  "corpus": "../shared/datasets/law-html-ja",   // informative: what the indexes were built from
+//	  "must_not_contain": ["一般的に", ...],         // optional; default DefaultMustNotContain
+//	  "cases": [
+//	    {
+//	      "id": "pl-001",
+//	      "question": "製造物責任法第三条は何を定めていますか",
+//	      "expected_keywords": ["損害を賠償する責めに任ずる"],
+//	      "must_not_contain": ["..."],               // optional; default the file's list
+//	      "source": "製造物責任法 第三条"              // optional, informative
+//	    }
+//	  ]
+//	}
+//
+// id, question and at least one expected keyword are required. A case
+// without them (or with a duplicate id) is reported in one line and left
+// out; the others still run. An explicit empty must_not_contain ([])
+// disables the hallucination check for that case.
+//
+// # Rules (v0.1)
+//
+// Matching is plain byte-wise substring search: no normalisation, no
+// synonyms, no case folding (seed §6). For each case, configuration and run:
+//
+//   - Answer detection: a run has no detectable answer when the Asker
+//     failed, the answer is empty, or the reply is a refusal (the
+//     insufficient-evidence or ambiguity guard answered; also recognised by
+//     their template text). Such a run is SKIPPED.
+//   - Evidence hit (§4.1): every expected keyword occurs in the answer text.
+//     Only the answer is searched — the seed asks whether the answer
+//     contains the law's primary information, not whether retrieval found
+//     it.
+//   - Hallucination (§4.2): some must_not_contain phrase occurs in the
+//     answer.
+//
+// Over the runs of one case and configuration:
+//
+//   - SKIPPED when no run detected an answer (seed §5: inconclusive, not a
+//     failure). Skipped cases are left out of every rate but the skip rate.
+//   - Evidence hit when the runs with a hit are a strict majority of the
+//     runs with an answer.
+//   - Hallucination when any run with an answer hallucinated (the seed
+//     calls a phrase a FAIL).
+//   - Stability (§4.3) is the share of all runs whose keyword-presence
+//     vector (which expected keywords the answer contains; "no answer" is
+//     a vector of its own) equals the most common one. It is stable when
+//     at least StableThreshold (0.8: with 5 runs, at most one deviates).
+//   - PASS when it hits, does not hallucinate and is stable; else FAIL.
+package diffeval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// DefaultMustNotContain are the phrases of seed 004 §4.2 that mark an
+// answer resting on general knowledge rather than the law. The seed writes
+// the second as 「〜と言われています」, where 〜 stands for whatever is said;
+// the phrase matched is what follows it.
+var DefaultMustNotContain = []string{
+	"一般的に",
+	"と言われています",
+	"参考までに",
+	"プライベート資料に該当情報が見当たらなかったため",
+}
+
+// CaseFile is a loaded case file.
+type CaseFile struct {
+	Version        string   `json:"version"`
+	Description    string   `json:"description,omitempty"`
+	Corpus         string   `json:"corpus,omitempty"`
+	MustNotContain []string `json:"must_not_contain,omitempty"`
+	Cases          []Case   `json:"cases"`
+}
+
+// Case is one question.
+type Case struct {
+	ID               string   `json:"id"`
+	Question         string   `json:"question"`
+	ExpectedKeywords []string `json:"expected_keywords"`
+	MustNotContain   []string `json:"must_not_contain"` // after loading: the effective list
+	Source           string   `json:"source,omitempty"`
+}
+
+// LoadCases reads a case file. See ParseCases.
+func LoadCases(path string) (CaseFile, []error, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return CaseFile{}, nil, fmt.Errorf("read diff-eval cases: %w (pass a case file such as eval/law_html_ja_cases.json)", err)
+	}
+	cf, problems, err := ParseCases(data)
+	if err != nil {
+		return CaseFile{}, nil, fmt.Errorf("diff-eval cases %s: %w", path, err)
+	}
+	return cf, problems, nil
+}
+
+// ParseCases decodes a case file. The error is fatal (not a JSON object
+// with a cases array); problems name single cases, one line each, which are
+// left out. Each returned case carries its effective must_not_contain list.
+func ParseCases(data []byte) (CaseFile, []error, error) {
+	var raw struct {
+		Version        json.RawMessage   `json:"version"`
+		Description    string            `json:"description"`
+		Corpus         string            `json:"corpus"`
+		MustNotContain []string          `json:"must_not_contain"`
+		Cases          []json.RawMessage `json:"cases"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return CaseFile{}, nil, fmt.Errorf("not a JSON object with a cases array: %w", err)
+	}
+	if raw.Cases == nil {
+		return CaseFile{}, nil, errors.New(`no "cases" array: see the package documentation of diffeval for the schema`)
+	}
+	cf := CaseFile{Version: scalarString(raw.Version), Description: raw.Description, Corpus: raw.Corpus, MustNotContain: raw.MustNotContain}
+	defaults := raw.MustNotContain
+	if defaults == nil {
+		defaults = DefaultMustNotContain
+	}
+	var problems []error
+	seen := map[string]bool{}
+	for i, rc := range raw.Cases {
+		c, err := parseCase(rc)
+		if err == nil && seen[c.ID] {
+			err = fmt.Errorf("duplicate id %q: give every case its own id", c.ID)
+		}
+		if err != nil {
+			name := fmt.Sprintf("case #%d", i+1)
+			if c.ID != "" {
+				name += fmt.Sprintf(" (%s)", c.ID)
+			}
+			problems = append(problems, fmt.Errorf("%s skipped: %w", name, err))
+			continue
+		}
+		seen[c.ID] = true
+		if c.MustNotContain == nil {
+			c.MustNotContain = defaults
+		}
+		cf.Cases = append(cf.Cases, c)
+	}
+	return cf, problems, nil
+}
+
+func parseCase(data json.RawMessage) (Case, error) {
+	var c Case
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
+		var probe struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(data, &probe) == nil {
+			if s, ok := probe.ID.(string); ok {
+				c = Case{ID: s}
+			}
+		}
+		return c, fmt.Errorf("cannot decode: %s", oneLine(err.Error()))
+	}
+	c.ID = strings.TrimSpace(c.ID)
+	switch {
+	case c.ID == "":
+		return c, errors.New(`no "id": give the case a unique id`)
+	case strings.TrimSpace(c.Question) == "":
+		return c, errors.New(`empty "question"`)
+	}
+	var kws []string
+	for _, k := range c.ExpectedKeywords {
+		if k != "" {
+			kws = append(kws, k)
+		}
+	}
+	if len(kws) == 0 {
+		return c, errors.New(`no "expected_keywords": list words copied verbatim from the article`)
+	}
+	c.ExpectedKeywords = kws
+	if c.MustNotContain != nil {
+		phrases := []string{}
+		for _, p := range c.MustNotContain {
+			if p != "" {
+				phrases = append(phrases, p)
+			}
+		}
+		c.MustNotContain = phrases
+	}
+	return c, nil
+}
+
+func scalarString(m json.RawMessage) string {
+	var s string
+	if json.Unmarshal(m, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(m, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
