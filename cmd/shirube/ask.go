@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/config"
+)
+
+func addAnswerFlags(cmd *cobra.Command) {
+	addSearchFlags(cmd)
+	f := cmd.Flags()
+	f.String("logs", config.DefaultLogsDir, "audit log folder (query_YYYY-MM-DD.jsonl)")
+	f.String("generator", "", "extractive or llm (default: llm when an API key is set, else extractive)")
+	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
+	f.String("model", "", "model id or alias (haiku, sonnet, opus for Anthropic; default gpt-4o-mini / sonnet)")
+	f.Float64("evidence-threshold", config.DefaultEvidenceThreshold, "refuse when the best absolute evidence score is below this")
+}
+
+func newSessionID(prefix string) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// renderReply prints a reply in the seed 003 contract (Answer, Evidence,
+// Unknowns).
+func renderReply(w io.Writer, rep assistant.Reply) {
+	fmt.Fprint(w, answer.RenderText(answer.Answer{Text: rep.Answer, Evidence: rep.Evidence, Unknowns: rep.Unknowns}, answer.Flags{}))
+}
+
+func newAskCmd(g *globals) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   `ask "question" | ask input.csv`,
+		Short: "Answer one question with citations (Answer / Evidence / Unknowns)",
+		Long: `ask answers a question from the index: it retrieves evidence, applies the
+guardrails (ambiguous question, insufficient evidence, dangerous operation),
+writes an answer with [n] citations and appends one line to the audit log.
+
+Without an API key the answer is extractive: sentences quoted from the
+evidence, never a word that is not in it. With OPENAI_API_KEY or
+ANTHROPIC_API_KEY an LLM writes the answer from the same evidence.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			warn := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "warning:", s) }
+			if len(args) == 1 && strings.HasSuffix(strings.ToLower(args[0]), ".csv") {
+				return runBatchAsk(cmd, g, args[0])
+			}
+			a, _, err := newAssistant(ctx, g.cfg, warn)
+			if err != nil {
+				return err
+			}
+			rep, err := a.Ask(ctx, assistant.Request{Query: strings.Join(args, " "), SessionID: newSessionID("cli")})
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
+				return enc.Encode(rep)
+			}
+			renderReply(cmd.OutOrStdout(), rep)
+			fmt.Fprintf(cmd.ErrOrStderr(), "(answered by %s in %.2fs)\n", rep.Generator, rep.ProcessingTimeSec)
+			return nil
+		},
+	}
+	addAnswerFlags(cmd)
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the reply as JSON")
+	addBatchFlags(cmd)
+	return cmd
+}
+
+func newChatCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Interactive conversation in the terminal (keeps the last 5 exchanges)",
+		Long: `chat reads questions line by line and answers each one like ask. Follow-up
+questions such as 「その手順の詳細を教えて」 are rewritten into stand-alone
+queries before retrieval (by the LLM when configured, otherwise by carrying
+the previous question's key terms). Type /reset to forget the conversation,
+/quit or Ctrl-D to leave.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			warn := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "warning:", s) }
+			a, model, err := newAssistant(ctx, g.cfg, warn)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			session := newSession(a, model, g.cfg.MaxHistory)
+			id := newSessionID("chat")
+			fmt.Fprintln(out, "⚠️ 機密情報の入力は禁止されています")
+			fmt.Fprintln(out, "質問を入力してください (/reset, /quit)")
+			in := bufio.NewScanner(cmd.InOrStdin())
+			in.Buffer(make([]byte, 64*1024), 1<<20)
+			for {
+				fmt.Fprint(out, "> ")
+				if !in.Scan() {
+					fmt.Fprintln(out)
+					return in.Err()
+				}
+				q := strings.TrimSpace(in.Text())
+				switch q {
+				case "":
+					continue
+				case "/quit", "/exit":
+					return nil
+				case "/reset":
+					session = newSession(a, model, g.cfg.MaxHistory)
+					fmt.Fprintln(out, "(会話履歴を消去しました)")
+					continue
+				}
+				streamed := false
+				rep, err := a.Ask(ctx, assistant.Request{Query: q, SessionID: id, Conversation: session})
+				if err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+					continue
+				}
+				_ = streamed
+				if rep.RewrittenQuery != "" {
+					fmt.Fprintf(out, "(検索クエリ: %s)\n", rep.RewrittenQuery)
+				}
+				renderReply(out, rep)
+			}
+		},
+	}
+	addAnswerFlags(cmd)
+	cmd.Flags().Int("history", config.DefaultMaxHistory, "exchanges of history to keep")
+	return cmd
+}

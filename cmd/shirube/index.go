@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/index"
+)
+
+func addDirFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("data", config.DefaultDataDir, "folder of source documents (.pdf .md .html .txt)")
+	f.String("database", config.DefaultDatabaseDir, "per-page Markdown database to write")
+	f.String("index", config.DefaultIndexDir, "index directory")
+}
+
+func addSearchFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.String("index", config.DefaultIndexDir, "index directory")
+	f.Int("k", config.DefaultK, "number of results")
+	f.Float64("bm25-weight", config.DefaultBM25Weight, "weight of the BM25 leg (vector weight is 1 − this)")
+	f.String("fusion", config.DefaultFusion, "score fusion: minmax or rrf")
+}
+
+func newIndexCmd(g *globals) *cobra.Command {
+	var rebuild bool
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "index",
+		Short: "Ingest the data folder into the page database and the index",
+		Long: `index walks --data for .pdf, .md/.markdown, .html/.htm and .txt files,
+writes every page to the per-page Markdown database
+(database/<folder>/<document>/page_NNN.md), chunks it by headings, and builds
+the hybrid BM25 + vector index. Unchanged files are reused; --rebuild forces
+everything to be read again. Files that cannot be read are skipped with a
+one-line reason.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sum, err := runIndex(cmd.Context(), g.cfg, rebuild, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(sum)
+			}
+			printSummary(cmd.OutOrStdout(), sum)
+			return nil
+		},
+	}
+	addDirFlags(cmd)
+	f := cmd.Flags()
+	f.BoolVar(&rebuild, "rebuild", false, "re-extract and re-embed every file")
+	f.Int("chunk-size", config.DefaultChunkSize, "chunk size in characters")
+	f.Int("chunk-overlap", config.DefaultChunkOverlap, "chunk overlap in characters")
+	f.String("embedder", config.DefaultEmbedder, "vector leg: local (offline, corpus-fitted) or openai")
+	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+// runIndex builds the index with a progress bar on a terminal.
+func runIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Writer) (index.Summary, error) {
+	var bar *progressbar.ProgressBar
+	isTTY := false
+	if f, ok := errw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		isTTY = true
+	}
+	phase := ""
+	opt := index.BuildOptions{
+		DataDir:        cfg.DataDir,
+		DatabaseDir:    cfg.DatabaseDir,
+		Dir:            cfg.IndexDir,
+		Rebuild:        rebuild,
+		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
+		Analyzer:       analysis.DefaultOptions(),
+		MaxFileSize:    cfg.MaxFileSize,
+		Embedder:       cfg.Embedder,
+		EmbeddingModel: cfg.EmbeddingModel,
+		Warn:           func(s string) { fmt.Fprintln(errw, "warning:", s) },
+		Progress: func(p string, done, total int) {
+			if !isTTY {
+				return
+			}
+			if p != phase || bar == nil {
+				if bar != nil {
+					bar.Finish()
+				}
+				phase = p
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(errw),
+					progressbar.OptionSetDescription(p), progressbar.OptionClearOnFinish(),
+					progressbar.OptionThrottle(100*time.Millisecond))
+			}
+			bar.Set(done)
+		},
+	}
+	if cfg.Embedder == "openai" {
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return index.Summary{}, err
+		}
+		opt.Remote = remote
+	}
+	sum, err := index.Build(ctx, opt)
+	if bar != nil {
+		bar.Finish()
+	}
+	return sum, err
+}
+
+func printSummary(w io.Writer, s index.Summary) {
+	state := fmt.Sprintf("generation %d", s.Generation)
+	if s.Unchanged {
+		state += " (nothing changed)"
+	}
+	fmt.Fprintf(w, "indexed %d documents, %d pages, %d chunks in %.2fs — %s\n", s.Documents, s.Pages, s.Chunks, s.Seconds, state)
+	fmt.Fprintf(w, "  read %d, reused %d unchanged, removed %d deleted\n", s.Extracted, s.Reused, s.Removed)
+	for _, n := range s.Notes {
+		fmt.Fprintln(w, "  note:", n)
+	}
+	if len(s.Skipped) > 0 {
+		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
+		for _, sk := range s.Skipped {
+			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
+		}
+	}
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the index: documents, chunks, embedder, last built",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := index.ReadMeta(g.cfg.IndexDir)
+			if err != nil {
+				return err
+			}
+			st := map[string]any{
+				"index":        g.cfg.IndexDir,
+				"documents":    m.Documents,
+				"pages":        m.Pages,
+				"chunks":       m.Chunks,
+				"embedder":     m.Embedder,
+				"last_built":   m.BuiltAt.Format(time.RFC3339),
+				"generation":   m.Generation,
+				"data_dir":     m.DataDir,
+				"database_dir": m.DatabaseDir,
+			}
+			if jsonOut {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\n",
+				g.cfg.IndexDir, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
+				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir)
+			return nil
+		},
+	}
+	cmd.Flags().String("index", config.DefaultIndexDir, "index directory")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
+	return cmd
+}
+
+func newConfigCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Print the effective configuration (secrets masked)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, l := range g.cfg.Lines() {
+				fmt.Fprintln(cmd.OutOrStdout(), l)
+			}
+			return nil
+		},
+	}
+}

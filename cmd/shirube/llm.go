@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// chatModel is what the commands need of an LLM client.
+type chatModel interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
+	Stream(ctx context.Context, req llm.Request, onDelta func(string)) (llm.Response, error)
+}
+
+// newChatModel returns the configured LLM client, or an error naming the
+// variables to set.
+func newChatModel(cfg config.Config) (chatModel, string, error) {
+	if err := cfg.CheckLLM(); err != nil {
+		return nil, "", err
+	}
+	var prices llm.Prices
+	if cfg.Prices != "" {
+		over, err := llm.ParsePrices(cfg.Prices)
+		if err != nil {
+			return nil, "", fmt.Errorf("SHIRUBE_PRICES: %w", err)
+		}
+		prices = llm.DefaultPrices().With(over)
+	}
+	switch cfg.LLMProvider() {
+	case "anthropic":
+		model := cfg.LLMModel
+		c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: cfg.AnthropicKey, BaseURL: cfg.AnthropicBase, Model: model, Prices: prices})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Model(), nil
+	default:
+		c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBase, Model: cfg.LLMModel, Prices: prices})
+		if err != nil {
+			return nil, "", err
+		}
+		return c, c.Model(), nil
+	}
+}
+
+// generator wraps an answer generator to the assistant's interface.
+type extractiveGen struct{ e *answer.Extractive }
+
+func (g extractiveGen) Generate(ctx context.Context, q string, rs []retrieve.Result, _ []llm.Message) (answer.Answer, error) {
+	return g.e.Generate(ctx, q, rs)
+}
+
+type llmGen struct{ g *answer.LLM }
+
+func (g llmGen) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
+	return g.g.GenerateWithHistory(ctx, q, rs, h)
+}
+
+func (g llmGen) GenerateStream(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message, on func(string)) (answer.Answer, error) {
+	return g.g.GenerateStream(ctx, q, rs, h, on)
+}
+
+// newAssistant opens the index and builds the answer pipeline the
+// configuration asks for. It also returns the chat model (nil offline) for
+// conversation rewriting.
+func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*assistant.Assistant, chatModel, error) {
+	s, err := openSearcher(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var gen assistant.Generator
+	var model chatModel
+	switch cfg.EffectiveGenerator() {
+	case "llm":
+		m, name, err := newChatModel(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		model = m
+		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer()})}
+	default:
+		gen = extractiveGen{answer.NewExtractive(s.Index().Analyzer(), answer.ExtractiveOptions{})}
+	}
+	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
+	a := assistant.New(s, gen, logger, assistant.Options{
+		Search:            searchOptions(cfg),
+		EvidenceThreshold: cfg.EvidenceThreshold,
+		Warn:              warn,
+	})
+	return a, model, nil
+}
+
+// newSession starts a conversation that rewrites follow-ups with the LLM
+// when one is configured, else offline.
+func newSession(a *assistant.Assistant, model chatModel, maxHistory int) *answer.Session {
+	opt := answer.SessionOptions{MaxExchanges: maxHistory, Tokenizer: a.Searcher().Index().Analyzer()}
+	if model != nil {
+		opt.Rewriter = model
+	}
+	return answer.NewSession(opt)
+}
+
+// cachedEmbedder saves the embedding cache after every call, so a crash
+// never loses paid-for embeddings.
+type cachedEmbedder struct {
+	e     *embed.OpenAI
+	cache *embed.FileCache
+	path  string
+}
+
+func (c cachedEmbedder) EmbedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := c.e.EmbedTexts(ctx, texts)
+	if serr := c.cache.Save(c.path); serr != nil && err == nil {
+		fmt.Fprintln(os.Stderr, "warning: embedding cache not saved:", serr)
+	}
+	return vs, err
+}
+
+// newRemoteEmbedder returns the OpenAI-compatible embedder with its cache
+// in the index directory.
+func newRemoteEmbedder(cfg config.Config) (cachedEmbedder, error) {
+	if cfg.OpenAIKey == "" && cfg.OpenAIBase == "" {
+		return cachedEmbedder{}, errors.New("Error: the openai embedder needs OPENAI_API_KEY (and OPENAI_API_BASE for a compatible server) — set them in the environment or .env, or use --embedder local")
+	}
+	if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
+		return cachedEmbedder{}, err
+	}
+	path := filepath.Join(cfg.IndexDir, "embed-cache.bin")
+	cache, err := embed.LoadCache(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "warning: embedding cache %s unreadable, starting empty: %v\n", path, err)
+		cache = nil
+	}
+	if cache == nil {
+		cache = embed.NewFileCache()
+	}
+	e := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: cfg.OpenAIBase, APIKey: cfg.OpenAIKey, Model: cfg.EmbeddingModel}, cache)
+	return cachedEmbedder{e: e, cache: cache, path: path}, nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
+	"github.com/shirube/shirube/internal/web"
+)
+
+// newServeCmd is `shirube serve`: the chat page, the JSON API and the
+// OpenAI-compatible endpoint.
+func newServeCmd(g *globals) *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the chat page, a JSON API and an OpenAI-compatible endpoint",
+		Long: `serve starts a web server with the chat page (sidebar: data folder, k,
+BM25/vector weights, index rebuild and status; answers streamed with citations
+and guardrail banners), a JSON API under /api, Prometheus metrics on /metrics
+and an OpenAI-compatible /v1/chat/completions (model "shirube").
+
+It listens on 127.0.0.1:8080 by default. Listening on any other interface
+requires SHIRUBE_TOKEN: API clients then send "Authorization: Bearer <token>"
+and browsers enter the token once on /login. Every question is written to the
+audit log with the browser session's id. If no index exists yet the server
+starts anyway; press the rebuild button (or POST /api/index/rebuild).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(cmd.Context(), g.cfg, addr, cmd.ErrOrStderr())
+		},
+	}
+	addDirFlags(cmd)
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", web.DefaultAddr, "listen address host:port (non-loopback needs SHIRUBE_TOKEN)")
+	f.String("logs", config.DefaultLogsDir, "audit log folder (query_YYYY-MM-DD.jsonl)")
+	f.Int("k", config.DefaultK, "default number of results (the page can change it)")
+	f.Float64("bm25-weight", config.DefaultBM25Weight, "default weight of the BM25 leg (vector weight is 1 − this)")
+	return cmd
+}
+
+// runServe wires the assistant, rebuild and status into the web server and
+// serves until ctx ends (Ctrl-C), then shuts down gracefully.
+func runServe(ctx context.Context, cfg config.Config, addr string, errw io.Writer) error {
+	if err := web.CheckAddr(addr, cfg.Token); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(errw, nil))
+	warn := func(s string) { logger.Warn(s) }
+
+	asst, model, err := newAssistant(ctx, cfg, warn)
+	if errors.Is(err, index.ErrNotFound) {
+		logger.Warn(web.NoIndexMessage, "index", cfg.IndexDir)
+		asst, model, err = newAssistantWithoutIndex(cfg, warn)
+	}
+	if err != nil {
+		return err
+	}
+	var tok answer.Tokenizer
+	if s := asst.Searcher(); s != nil {
+		tok = s.Index().Analyzer()
+	} else if tok, err = analysis.New(analysis.DefaultOptions()); err != nil {
+		return err
+	}
+	opt := web.Options{
+		Assistant:  asst,
+		Rebuild:    serveRebuild(cfg, warn),
+		Status:     func() (web.Status, error) { return serveStatus(cfg.IndexDir) },
+		Tokenizer:  tok,
+		MaxHistory: cfg.MaxHistory,
+		Addr:       addr,
+		Token:      cfg.Token,
+		DataDir:    cfg.DataDir,
+		Logger:     logger,
+	}
+	if model != nil {
+		opt.Rewriter = model
+	}
+	srv, err := web.New(opt)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w — is another server using the port? choose one with --addr", addr, err)
+	}
+	hs := srv.HTTPServer(addr)
+	fmt.Fprintf(errw, "shirube: serving on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(errw, "shirube: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close() // streams still open after the grace period
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// newAssistantWithoutIndex builds the answer pipeline before any index
+// exists; the server swaps a searcher in after the first rebuild. The
+// analyser is the default one, which index builds also use.
+func newAssistantWithoutIndex(cfg config.Config, warn func(string)) (*assistant.Assistant, chatModel, error) {
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil {
+		return nil, nil, err
+	}
+	var gen assistant.Generator
+	var model chatModel
+	switch cfg.EffectiveGenerator() {
+	case "llm":
+		m, name, err := newChatModel(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		model = m
+		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: a})}
+	default:
+		gen = extractiveGen{answer.NewExtractive(a, answer.ExtractiveOptions{})}
+	}
+	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
+	return assistant.New(nil, gen, logger, assistant.Options{
+		Search:            searchOptions(cfg),
+		EvidenceThreshold: cfg.EvidenceThreshold,
+		Warn:              warn,
+	}), model, nil
+}
+
+// serveRebuild returns the rebuild the page's button runs: index.Build
+// with the same options as `shirube index`, from the folder the page names,
+// then a fresh searcher over the new generation.
+func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
+	return func(ctx context.Context, dataDir string, progress func(phase string, done, total int)) (*retrieve.Searcher, error) {
+		c := cfg
+		c.DataDir = dataDir
+		opt := index.BuildOptions{
+			DataDir:        c.DataDir,
+			DatabaseDir:    c.DatabaseDir,
+			Dir:            c.IndexDir,
+			Chunk:          chunk.Options{Size: c.ChunkSize, Overlap: c.ChunkOverlap},
+			Analyzer:       analysis.DefaultOptions(),
+			MaxFileSize:    c.MaxFileSize,
+			Embedder:       c.Embedder,
+			EmbeddingModel: c.EmbeddingModel,
+			Warn:           warn,
+			Progress:       progress,
+		}
+		if c.Embedder == "openai" {
+			remote, err := newRemoteEmbedder(c)
+			if err != nil {
+				return nil, err
+			}
+			opt.Remote = remote
+		}
+		if _, err := index.Build(ctx, opt); err != nil {
+			return nil, err
+		}
+		return openSearcher(ctx, c)
+	}
+}
+
+// serveStatus reads the live index's metadata for the sidebar.
+func serveStatus(dir string) (web.Status, error) {
+	m, err := index.ReadMeta(dir)
+	if err != nil {
+		return web.Status{}, err
+	}
+	return web.Status{
+		Documents: m.Documents, Pages: m.Pages, Chunks: m.Chunks, BuiltAt: m.BuiltAt,
+		Embedder: m.Embedder.Kind, DataDir: m.DataDir,
+	}, nil
+}

@@ -1,0 +1,215 @@
+package assistant_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/guard"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+type extractive struct{ e *answer.Extractive }
+
+func (g extractive) Generate(ctx context.Context, q string, rs []retrieve.Result, _ []llm.Message) (answer.Answer, error) {
+	return g.e.Generate(ctx, q, rs)
+}
+
+var (
+	demoOnce sync.Once
+	demoIx   *index.Index
+	demoErr  error
+)
+
+// demoIndex indexes the bundled corpus once for all tests.
+func demoIndex(t *testing.T) *index.Index {
+	t.Helper()
+	demoOnce.Do(func() {
+		root, err := os.MkdirTemp("", "shirube-assistant-")
+		if err != nil {
+			demoErr = err
+			return
+		}
+		opt := index.BuildOptions{
+			DataDir:     "../../examples/data",
+			DatabaseDir: filepath.Join(root, "database"),
+			Dir:         filepath.Join(root, "index"),
+			Chunk:       chunk.Options{Size: 500, Overlap: 50},
+			Analyzer:    analysis.DefaultOptions(),
+		}
+		if _, demoErr = index.Build(context.Background(), opt); demoErr != nil {
+			return
+		}
+		demoIx, demoErr = index.Open(context.Background(), opt.Dir, index.OpenOptions{})
+	})
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+	return demoIx
+}
+
+func newAssistant(t *testing.T, logDir string) *assistant.Assistant {
+	ix := demoIndex(t)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	logger := auditlog.Open(logDir, auditlog.Options{})
+	return assistant.New(retrieve.New(ix), gen, logger, assistant.Options{
+		Search: retrieve.Options{K: 4, BM25Weight: 0.6},
+	})
+}
+
+func readLog(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "query_*.jsonl"))
+	var out []map[string]any
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("bad log line: %v", err)
+			}
+			out = append(out, m)
+		}
+		fh.Close()
+	}
+	return out
+}
+
+func TestAskGuardrails(t *testing.T) {
+	logs := t.TempDir()
+	a := newAssistant(t, logs)
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		query     string
+		flags     answer.Flags
+		prefix    string
+		cites     string // a cited page identity must contain this
+		generator string
+	}{
+		{"answered with citations", "バックアップからの復旧手順は？", answer.Flags{}, "", "backup_restore", "extractive"},
+		{"dangerous banner, still answered", "ログファイルを削除する方法は？", answer.Flags{DangerousOperation: true}, guard.Banner, "database/", "extractive"},
+		{"insufficient evidence", "社員食堂の今週のランチメニューを教えて", answer.Flags{InsufficientEvidence: true}, "該当する手順が見つかりませんでした。", "", "guard"},
+		{"ambiguous", "なぜ？", answer.Flags{AmbiguousQuery: true}, "質問が曖昧な可能性があります。", "", "guard"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := a.Ask(ctx, assistant.Request{Query: tt.query, SessionID: "test_session"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Flags != tt.flags {
+				t.Errorf("flags %+v, want %+v", rep.Flags, tt.flags)
+			}
+			if !strings.HasPrefix(rep.Answer, tt.prefix) {
+				t.Errorf("answer %q does not start with %q", rep.Answer, tt.prefix)
+			}
+			if !strings.HasPrefix(rep.Generator, tt.generator) {
+				t.Errorf("generator %q, want %q", rep.Generator, tt.generator)
+			}
+			if tt.cites != "" {
+				found := false
+				for _, e := range rep.Evidence {
+					found = found || strings.Contains(e.File, tt.cites)
+				}
+				if !found {
+					t.Errorf("no evidence from %s: %+v", tt.cites, rep.Evidence)
+				}
+				if !strings.Contains(rep.Answer, "[1]") {
+					t.Errorf("answer has no [1] citation: %q", rep.Answer)
+				}
+			}
+		})
+	}
+	lines := readLog(t, logs)
+	if len(lines) != len(tests) {
+		t.Fatalf("%d audit lines, want %d", len(lines), len(tests))
+	}
+	for i, l := range lines {
+		if l["session_id"] != "test_session" || l["query"] != tests[i].query {
+			t.Errorf("line %d: %v", i, l)
+		}
+		flags := l["flags"].(map[string]any)
+		if flags["dangerous_operation"] != tests[i].flags.DangerousOperation {
+			t.Errorf("line %d flags %v", i, flags)
+		}
+		cfg := l["search_config"].(map[string]any)
+		if cfg["k"].(float64) != 4 || cfg["bm25_weight"].(float64) != 0.6 || cfg["vector_weight"].(float64) != 0.4 {
+			t.Errorf("line %d search_config %v", i, cfg)
+		}
+	}
+}
+
+func TestAskFollowUp(t *testing.T) {
+	logs := t.TempDir()
+	a := newAssistant(t, logs)
+	ix := demoIndex(t)
+	s := answer.NewSession(answer.SessionOptions{Tokenizer: ix.Analyzer()})
+	ctx := context.Background()
+	if _, err := a.Ask(ctx, assistant.Request{Query: "アカウントがロックされた場合の対処法は？", Conversation: s}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := a.Ask(ctx, assistant.Request{Query: "その手順の詳細を教えて", Conversation: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RewrittenQuery == "" || !strings.Contains(rep.RewrittenQuery, "ロック") {
+		t.Fatalf("follow-up not rewritten: %q", rep.RewrittenQuery)
+	}
+	if rep.Flags.AmbiguousQuery {
+		t.Errorf("rewritten follow-up judged ambiguous")
+	}
+	lines := readLog(t, logs)
+	if got := lines[len(lines)-1]["rewritten_query"]; got != rep.RewrittenQuery {
+		t.Errorf("log rewritten_query %v, want %q", got, rep.RewrittenQuery)
+	}
+	if len(s.History()) != 4 {
+		t.Errorf("history has %d messages, want 4", len(s.History()))
+	}
+}
+
+func TestAskConcurrentAuditLog(t *testing.T) {
+	logs := t.TempDir()
+	a := newAssistant(t, logs)
+	qs := []string{"バックアップからの復旧手順は？", "VPNに接続できない場合は？", "重大度の分類基準は？", "インシデント発生時の初動対応は？", "ログの保管期間は？"}
+	var wg sync.WaitGroup
+	for w := 0; w < 5; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 8; i++ {
+				if _, err := a.Ask(context.Background(), assistant.Request{Query: qs[(w+i)%len(qs)], SessionID: "w"}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	if n := len(readLog(t, logs)); n != 40 {
+		t.Fatalf("%d audit lines, want 40", n)
+	}
+}
+
+func TestAskEmpty(t *testing.T) {
+	a := newAssistant(t, t.TempDir())
+	if _, err := a.Ask(context.Background(), assistant.Request{Query: "  "}); err == nil {
+		t.Fatal("empty question accepted")
+	}
+}

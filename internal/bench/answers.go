@@ -1,0 +1,285 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"strings"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/eval/stats"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// AnswersReport is the result of `shirube bench answers`: the share of
+// questions whose extractive answer, from hybrid retrieval with k results,
+// contains one of the gold answer spans.
+type AnswersReport struct {
+	Dataset         string  `json:"dataset"`
+	Questions       int     `json:"questions"`
+	K               int     `json:"k"`
+	Contained       int     `json:"contained"`
+	ContainmentRate float64 `json:"containment_rate"`
+	RetrievedGold   float64 `json:"gold_paragraph_in_top_k"`
+	MeanAnswerRunes float64 `json:"mean_answer_runes"`
+	AnswerP95Ms     float64 `json:"answer_p95_ms"`
+	Machine         Machine `json:"machine"`
+}
+
+// Answers measures extractive-answer containment on a dataset whose
+// queries carry gold answers (JSQuAD).
+func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport, error) {
+	ds, ix, _, err := LoadIndexed(ctx, dir)
+	if err != nil {
+		return AnswersReport{}, err
+	}
+	s := retrieve.New(ix)
+	gen := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})
+	qs := ds.EvalQueries()
+	if maxQueries > 0 && len(qs) > maxQueries {
+		qs = qs[:maxQueries]
+	}
+	rep := AnswersReport{Dataset: dir, K: k, Machine: ThisMachine()}
+	var lat stats.Latencies
+	runes := 0
+	gold := 0
+	for _, q := range qs {
+		if len(q.Answers) == 0 {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		t0 := time.Now()
+		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: 0.6})
+		if err != nil {
+			return rep, err
+		}
+		a, err := gen.Generate(ctx, q.Text, res)
+		lat.Add(time.Since(t0))
+		if err != nil {
+			return rep, err
+		}
+		rep.Questions++
+		for _, r := range res {
+			if ds.Qrels[q.ID][r.ChunkID] > 0 {
+				gold++
+				break
+			}
+		}
+		text := analysis.Normalize(a.Text)
+		runes += len([]rune(a.Text))
+		for _, g := range q.Answers {
+			if g = analysis.Normalize(strings.TrimSpace(g)); g != "" && strings.Contains(text, g) {
+				rep.Contained++
+				break
+			}
+		}
+	}
+	if rep.Questions > 0 {
+		rep.ContainmentRate = round(float64(rep.Contained) / float64(rep.Questions))
+		rep.RetrievedGold = round(float64(gold) / float64(rep.Questions))
+		rep.MeanAnswerRunes = round(float64(runes) / float64(rep.Questions))
+	}
+	rep.AnswerP95Ms = ms(lat.Summary().P95)
+	return rep, nil
+}
+
+// RefusalPoint is the refusal behaviour at one threshold.
+type RefusalPoint struct {
+	Threshold float64 `json:"threshold"`
+	// AnsweredPresent is the share of questions answered when their
+	// paragraph is in the index (should be high).
+	AnsweredPresent float64 `json:"answered_with_paragraph"`
+	// RefusedAbsent is the share of questions refused when their paragraph
+	// is left out (should be high).
+	RefusedAbsent float64 `json:"refused_without_paragraph"`
+}
+
+// RefusalReport is the result of `shirube bench refusal`.
+type RefusalReport struct {
+	Dataset   string         `json:"dataset"`
+	Questions int            `json:"questions"`
+	K         int            `json:"k"`
+	Threshold float64        `json:"threshold"`
+	At        RefusalPoint   `json:"at_threshold"`
+	Sweep     []RefusalPoint `json:"sweep"`
+	// Best is the threshold that maximises the smaller of the two rates.
+	Best    RefusalPoint `json:"best"`
+	Machine Machine      `json:"machine"`
+}
+
+// Refusal calibrates the insufficient-evidence threshold: for every
+// question it takes the best absolute evidence score of the top k results
+// with the question's own paragraph in the index, and with it left out
+// (leave-one-out: the paragraph is hidden from both legs), then sweeps the
+// threshold.
+func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueries int) (RefusalReport, error) {
+	ds, ix, _, err := LoadIndexed(ctx, dir)
+	if err != nil {
+		return RefusalReport{}, err
+	}
+	s := retrieve.New(ix)
+	pos := map[string]int{}
+	for i := 0; i < ix.Len(); i++ {
+		pos[ix.Chunk(i).ID] = i
+	}
+	qs := ds.EvalQueries()
+	if maxQueries > 0 && len(qs) > maxQueries {
+		qs = qs[:maxQueries]
+	}
+	var present, absent []float64
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return RefusalReport{}, err
+		}
+		best := func(excl func(int) bool) (float64, error) {
+			res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: 0.6, Exclude: excl})
+			b := 0.0
+			for _, r := range res {
+				b = max(b, r.EvidenceScore)
+			}
+			return b, err
+		}
+		p, err := best(nil)
+		if err != nil {
+			return RefusalReport{}, err
+		}
+		hidden := map[int]bool{}
+		for doc, rel := range ds.Qrels[q.ID] {
+			if i, ok := pos[doc]; ok && rel > 0 {
+				hidden[i] = true
+			}
+		}
+		a, err := best(func(i int) bool { return hidden[i] })
+		if err != nil {
+			return RefusalReport{}, err
+		}
+		present = append(present, p)
+		absent = append(absent, a)
+	}
+	point := func(t float64) RefusalPoint {
+		ans, ref := 0, 0
+		for _, p := range present {
+			if p >= t {
+				ans++
+			}
+		}
+		for _, a := range absent {
+			if a < t {
+				ref++
+			}
+		}
+		n := float64(max(1, len(present)))
+		return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n)}
+	}
+	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, At: point(threshold), Machine: ThisMachine()}
+	for t := 0.20; t <= 0.901; t += 0.025 {
+		p := point(t)
+		rep.Sweep = append(rep.Sweep, p)
+		if min(p.AnsweredPresent, p.RefusedAbsent) > min(rep.Best.AnsweredPresent, rep.Best.RefusedAbsent) {
+			rep.Best = p
+		}
+	}
+	return rep, nil
+}
+
+// ScaleReport is the result of `shirube bench scale`.
+type ScaleReport struct {
+	Dataset       string  `json:"dataset"`
+	Chunks        int     `json:"chunks"`
+	BuildSeconds  float64 `json:"build_seconds"`
+	SaveSeconds   float64 `json:"save_seconds"`
+	LoadSeconds   float64 `json:"load_seconds"`
+	HeapMiB       float64 `json:"heap_mib_after_load"`
+	IndexBytesMiB float64 `json:"index_size_mib"`
+	Queries       int     `json:"queries"`
+	QueryP50Ms    float64 `json:"hybrid_query_p50_ms"`
+	QueryP95Ms    float64 `json:"hybrid_query_p95_ms"`
+	Machine       Machine `json:"machine"`
+}
+
+// Scale replicates a corpus to n chunks, builds and saves the index, loads
+// it back (timed) and measures hybrid query latency.
+func Scale(ctx context.Context, dir string, n, maxQueries int, tmp string) (ScaleReport, error) {
+	ds, err := loadDataset(dir)
+	if err != nil {
+		return ScaleReport{}, err
+	}
+	base := DocChunks(ds)
+	if len(base) == 0 {
+		return ScaleReport{}, fmt.Errorf("%s has no documents", dir)
+	}
+	chunks := make([]chunk.Chunk, 0, n)
+	for i := 0; len(chunks) < n; i++ {
+		c := base[i%len(base)]
+		c.ID = fmt.Sprintf("%s#%d", c.ID, i/len(base))
+		chunks = append(chunks, c)
+	}
+	rep := ScaleReport{Dataset: dir, Chunks: n, Machine: ThisMachine()}
+	t0 := time.Now()
+	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		return rep, err
+	}
+	rep.BuildSeconds = round(time.Since(t0).Seconds())
+	if tmp == "" {
+		if tmp, err = os.MkdirTemp("", "shirube-scale-"); err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(tmp)
+	}
+	t0 = time.Now()
+	if err := ix.Save(ctx, tmp); err != nil {
+		return rep, err
+	}
+	rep.SaveSeconds = round(time.Since(t0).Seconds())
+	rep.IndexBytesMiB = round(float64(dirSize(tmp)) / (1 << 20))
+	ix, chunks, base = nil, nil, nil
+	before := stats.SettledMem()
+	t0 = time.Now()
+	loaded, err := index.Open(ctx, tmp, index.OpenOptions{})
+	if err != nil {
+		return rep, err
+	}
+	rep.LoadSeconds = round(time.Since(t0).Seconds())
+	after := stats.SettledMem()
+	rep.HeapMiB = round(stats.MiB(stats.HeapGrowth(before, after)))
+	s := retrieve.New(loaded)
+	qs := ds.EvalQueries()
+	if maxQueries > 0 && len(qs) > maxQueries {
+		qs = qs[:maxQueries]
+	}
+	var lat stats.Latencies
+	for _, q := range qs {
+		t := time.Now()
+		if _, _, err := s.Search(ctx, q.Text, retrieve.Options{K: 4, BM25Weight: 0.6}); err != nil {
+			return rep, err
+		}
+		lat.Add(time.Since(t))
+	}
+	sum := lat.Summary()
+	rep.Queries = sum.N
+	rep.QueryP50Ms, rep.QueryP95Ms = ms(sum.P50), ms(sum.P95)
+	return rep, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			n += dirSize(dir + "/" + e.Name())
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			n += info.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,557 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/bm25"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/vector"
+)
+
+// BuildOptions configure Build.
+type BuildOptions struct {
+	DataDir     string // sources
+	DatabaseDir string // per-page Markdown database to write
+	Dir         string // index directory
+	Rebuild     bool   // ignore the previous generation: re-extract and re-embed everything
+
+	Chunk       chunk.Options
+	Analyzer    analysis.Options
+	MaxFileSize int64
+	HTMLMode    string // "markdown" (default) or "text"
+
+	// Embedder is "local" (default) or "openai". For openai, Remote must be
+	// set; it should cache by content hash so unchanged chunks are free.
+	Embedder       string
+	EmbeddingModel string
+	Remote         TextEmbedder
+
+	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
+	Progress func(phase string, done, total int) // optional
+	Warn     func(string)                        // optional one-line warnings
+}
+
+// Summary reports what a build did.
+type Summary struct {
+	Generation int
+	Documents  int
+	Pages      int
+	Chunks     int
+	Extracted  int // documents read from source this time
+	Reused     int // unchanged documents taken from the previous generation
+	Removed    int // documents whose source disappeared
+	Skipped    []document.Skip
+	Notes      []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
+	Seconds    float64
+	Unchanged  bool // nothing changed: the previous generation was kept
+}
+
+// Build ingests the data folder and writes a new generation of the index.
+// Unchanged sources (same size, mtime and content hash) are reused from the
+// previous generation. Files that cannot be read are skipped with a reason;
+// the build continues.
+func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
+	start := time.Now()
+	var sum Summary
+	if opt.Embedder == "" {
+		opt.Embedder = "local"
+	}
+	if opt.HTMLMode == "" {
+		opt.HTMLMode = "markdown"
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	warn := opt.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	progress := opt.Progress
+	if progress == nil {
+		progress = func(string, int, int) {}
+	}
+	if opt.Embedder == "openai" && opt.Remote == nil {
+		return sum, errors.New("the openai embedder needs OPENAI_API_KEY — set it, or use --embedder local")
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return sum, fmt.Errorf("create index directory: %w", err)
+	}
+	unlock, err := lockDir(opt.Dir)
+	if err != nil {
+		return sum, err
+	}
+	defer unlock()
+
+	files, skips, err := document.Walk(ctx, opt.DataDir, document.WalkOptions{
+		MaxFileSize: opt.MaxFileSize,
+		Exclude:     []string{opt.DatabaseDir, opt.Dir},
+	})
+	if err != nil {
+		return sum, err
+	}
+	sum.Skipped = append(sum.Skipped, skips...)
+
+	prev, prevMeta, prevGen := loadPrevious(opt, warn)
+	analyzer, err := analysis.New(opt.Analyzer)
+	if err != nil {
+		return sum, fmt.Errorf("analyser: %w", err)
+	}
+	copt := opt.Chunk
+
+	// Extract, chunk and analyse changed files in parallel; reuse the rest.
+	docs := make([]*storedDoc, len(files))
+	type job struct{ i int }
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn})
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				f := files[j.i]
+				sd, reused, skip := prepare(ctx, ex, analyzer, copt, opt, f, prev[f.Rel])
+				mu.Lock()
+				if skip != nil {
+					sum.Skipped = append(sum.Skipped, *skip)
+				} else {
+					docs[j.i] = sd
+					if reused {
+						sum.Reused++
+					} else {
+						sum.Extracted++
+					}
+				}
+				done++
+				progress("extract", done, len(files))
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range files {
+		select {
+		case jobs <- job{i}:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+
+	// Sources that disappeared lose their page files.
+	current := map[string]bool{}
+	for _, f := range files {
+		current[f.Rel] = true
+	}
+	for rel, sd := range prev {
+		if !current[rel] {
+			sum.Removed++
+			if err := document.RemoveDocument(ctx, opt.DatabaseDir, sd.File); err != nil {
+				warn(fmt.Sprintf("%s: could not remove its pages from the database: %v", rel, err))
+			}
+		}
+	}
+
+	var kept []*storedDoc
+	for _, sd := range docs {
+		if sd != nil {
+			kept = append(kept, sd)
+		}
+	}
+	for _, sd := range kept {
+		sum.Documents++
+		sum.Pages += len(sd.Doc.Pages)
+		sum.Chunks += len(sd.Chunks)
+		for _, n := range sd.Doc.Notes {
+			sum.Notes = append(sum.Notes, sd.Doc.Source+": "+n)
+		}
+	}
+	if prevGen != "" && !opt.Rebuild && sum.Extracted == 0 && sum.Removed == 0 &&
+		prevMeta.Documents == sum.Documents && sameSettings(prevMeta, opt) {
+		sum.Unchanged = true
+		sum.Generation = prevMeta.Generation
+		sum.Seconds = time.Since(start).Seconds()
+		return sum, nil
+	}
+
+	// Gather chunks in a deterministic order.
+	var chunks []chunk.Chunk
+	var terms [][]string
+	var hashes []string
+	for _, sd := range kept {
+		chunks = append(chunks, sd.Chunks...)
+		terms = append(terms, sd.Terms...)
+		hashes = append(hashes, sd.Hashes...)
+	}
+
+	progress("bm25", 0, 1)
+	lex := buildLexical(terms)
+	progress("bm25", 1, 1)
+
+	progress("embed", 0, len(chunks))
+	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, analyzer, chunks)
+	if err != nil {
+		return sum, err
+	}
+	progress("embed", len(chunks), len(chunks))
+	flat, err := buildFlat(info.Dim, chunks, vecs)
+	if err != nil {
+		return sum, err
+	}
+
+	// Write the new generation.
+	gen := prevMeta.Generation + 1
+	if prevGen == "" {
+		gen = nextGeneration(opt.Dir)
+	}
+	meta := Meta{
+		FormatVersion: FormatVersion,
+		Generation:    gen,
+		BuiltAt:       time.Now(),
+		DataDir:       opt.DataDir,
+		DatabaseDir:   opt.DatabaseDir,
+		Documents:     sum.Documents,
+		Pages:         sum.Pages,
+		Chunks:        len(chunks),
+		ChunkSize:     copt.Size,
+		ChunkOverlap:  copt.Overlap,
+		Analyzer:      opt.Analyzer,
+		Embedder:      info,
+		HTMLMode:      opt.HTMLMode,
+	}
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
+		return sum, err
+	}
+	sum.Generation = gen
+	sum.Seconds = time.Since(start).Seconds()
+	return sum, nil
+}
+
+func encodeGob(w io.Writer, v any) error {
+	return gobEncoder(w).Encode(v)
+}
+
+// sameSettings reports whether a previous generation was built with the
+// settings of this build, so that it can be kept as is.
+func sameSettings(m Meta, opt BuildOptions) bool {
+	return m.ChunkSize == opt.Chunk.Size && m.ChunkOverlap == opt.Chunk.Overlap &&
+		m.Analyzer == opt.Analyzer && m.Embedder.Kind == opt.Embedder && m.HTMLMode == opt.HTMLMode &&
+		m.DatabaseDir == opt.DatabaseDir &&
+		(opt.Embedder != "openai" || m.Embedder.Model == opt.EmbeddingModel)
+}
+
+// loadPrevious returns the previous generation's documents by source path,
+// when they can be reused by this build.
+func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, Meta, string) {
+	out := map[string]*storedDoc{}
+	if opt.Rebuild {
+		return out, Meta{}, ""
+	}
+	gen, _, err := readCurrent(opt.Dir)
+	if err != nil {
+		return out, Meta{}, ""
+	}
+	meta, err := readMeta(gen)
+	if err != nil {
+		warn(fmt.Sprintf("previous index not reused: %v", err))
+		return out, Meta{}, ""
+	}
+	if meta.ChunkSize != opt.Chunk.Size || meta.ChunkOverlap != opt.Chunk.Overlap || meta.Analyzer != opt.Analyzer || meta.HTMLMode != opt.HTMLMode || meta.DatabaseDir != opt.DatabaseDir {
+		return out, meta, gen // settings changed: re-extract everything, keep the generation counter
+	}
+	b, err := readChecked(gen, &meta, docsFile)
+	if err != nil {
+		warn(fmt.Sprintf("previous index not reused: %v", err))
+		return out, meta, gen
+	}
+	var docs []*storedDoc
+	if err := decodeGob(b, &docs); err != nil {
+		warn(fmt.Sprintf("previous index not reused: %v", err))
+		return out, meta, gen
+	}
+	for _, d := range docs {
+		out[d.Doc.Source] = d
+	}
+	return out, meta, gen
+}
+
+// prepare returns the stored form of one source: reused from the previous
+// generation when unchanged, else extracted, written to the page database,
+// chunked and analysed.
+func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, opt BuildOptions, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip) {
+	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
+		prev.File = f
+		return prev, true, nil
+	}
+	doc, err := ex.Extract(ctx, f)
+	if err != nil {
+		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}
+	}
+	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
+		// Touched but not changed: keep the analysed chunks, refresh the time.
+		prev.Doc.ModTime, prev.File = doc.ModTime, f
+		return prev, true, nil
+	}
+	ids, err := document.WriteDatabase(ctx, opt.DatabaseDir, f, doc)
+	if err != nil {
+		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}
+	}
+	sd := &storedDoc{Doc: doc, File: f, Pages: ids}
+	updated := doc.ModTime.Format("2006-01-02T15:04:05")
+	for i, p := range doc.Pages {
+		if i >= len(ids) {
+			break
+		}
+		cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, p.Text, copt)
+		if err != nil {
+			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}
+		}
+		for _, c := range cs {
+			sd.Chunks = append(sd.Chunks, c)
+			sd.Terms = append(sd.Terms, a.Terms(c.Text))
+			h := sha256.Sum256([]byte(c.Text))
+			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
+		}
+	}
+	return sd, false, nil
+}
+
+func pagesExist(dbDir string, ids []string) bool {
+	parent := filepath.Dir(filepath.Clean(dbDir))
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(parent, filepath.FromSlash(id))); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// embedChunks embeds every chunk: the local model is fitted on this corpus
+// (deterministically), the remote one is called through its cache.
+func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, a *analysis.Analyzer, chunks []chunk.Chunk) ([][]float32, *embed.Local, EmbedderInfo, error) {
+	if kind == "openai" {
+		texts := make([]string, len(chunks))
+		for i, c := range chunks {
+			texts[i] = c.Text
+		}
+		vecs, err := remote.EmbedTexts(ctx, texts)
+		if err != nil {
+			return nil, nil, EmbedderInfo{}, fmt.Errorf("embed chunks: %w", err)
+		}
+		dim := 0
+		if len(vecs) > 0 {
+			dim = len(vecs[0])
+		}
+		return vecs, nil, EmbedderInfo{Kind: "openai", Model: model, Dim: dim}, nil
+	}
+	feats := make([][]string, len(chunks))
+	parallelFor(len(chunks), func(i int) { feats[i] = features(a, chunks[i].Text) })
+	local, err := embed.FitLocal(ctx, feats, embed.LocalOptions{})
+	if err != nil {
+		return nil, nil, EmbedderInfo{}, fmt.Errorf("fit local embedder: %w", err)
+	}
+	vecs := make([][]float32, len(chunks))
+	parallelFor(len(chunks), func(i int) { vecs[i] = local.Embed(feats[i]) })
+	return vecs, local, EmbedderInfo{Kind: "local", Model: "tfidf-svd", Dim: local.Dim()}, nil
+}
+
+// parallelFor runs f(0..n-1) on GOMAXPROCS goroutines.
+func parallelFor(n int, f func(i int)) {
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				f(i)
+			}
+		}(w)
+	}
+	wg.Wait()
+}
+
+func nextGeneration(dir string) int {
+	entries, _ := os.ReadDir(dir)
+	max := 0
+	for _, e := range entries {
+		var n int
+		if _, err := fmt.Sscanf(e.Name(), "gen-%d", &n); err == nil && n > max {
+			max = n
+		}
+	}
+	return max + 1
+}
+
+func buildLexical(terms [][]string) *bm25.Index {
+	bb := bm25.NewBuilder(bm25.DefaultParams())
+	for _, t := range terms {
+		bb.Add(t)
+	}
+	return bb.Build()
+}
+
+func buildFlat(dim int, chunks []chunk.Chunk, vecs [][]float32) (*vector.Flat, error) {
+	flat, err := vector.NewFlat(dim)
+	if err != nil {
+		return nil, fmt.Errorf("vector store: %w", err)
+	}
+	for i, v := range vecs {
+		if _, err := flat.Add(v); err != nil {
+			return nil, fmt.Errorf("vector of %s: %w", chunks[i].ID, err)
+		}
+	}
+	return flat, nil
+}
+
+// MemoryOptions configure FromChunks.
+type MemoryOptions struct {
+	Analyzer       analysis.Options
+	Embedder       string // local (default) or openai
+	EmbeddingModel string
+	Remote         TextEmbedder
+}
+
+// FromChunks builds an index in memory from ready-made chunks, without a
+// data folder or a directory: benchmarks use it to index a BEIR corpus with
+// one chunk per document. The result behaves exactly like a loaded index.
+func FromChunks(ctx context.Context, chunks []chunk.Chunk, opt MemoryOptions) (*Index, error) {
+	if opt.Embedder == "" {
+		opt.Embedder = "local"
+	}
+	a, err := analysis.New(opt.Analyzer)
+	if err != nil {
+		return nil, fmt.Errorf("analyser: %w", err)
+	}
+	terms := make([][]string, len(chunks))
+	parallelFor(len(chunks), func(i int) { terms[i] = a.Terms(chunks[i].Text) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lex := buildLexical(terms)
+	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, a, chunks)
+	if err != nil {
+		return nil, err
+	}
+	flat, err := buildFlat(info.Dim, chunks, vecs)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{
+		meta:     Meta{FormatVersion: FormatVersion, Chunks: len(chunks), Analyzer: opt.Analyzer, Embedder: info, BuiltAt: time.Now()},
+		chunks:   chunks,
+		lex:      lex,
+		vec:      flat,
+		local:    local,
+		analyzer: a,
+		remote:   opt.Remote,
+	}, nil
+}
+
+// writeGeneration writes a complete generation, installs it as the live one
+// and removes older ones. meta.Files is filled in.
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, kept []*storedDoc) error {
+	gen := meta.Generation
+	tmp := filepath.Join(dir, ".tmp-"+genName(gen))
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("create generation: %w", err)
+	}
+	gw := &genWriter{dir: tmp, sums: map[string]checksum{}}
+	type step struct {
+		name string
+		fill func(io.Writer) error
+	}
+	steps := []step{
+		{chunksFile, func(w io.Writer) error { return encodeGob(w, chunks) }},
+		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
+		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
+		{docsFile, func(w io.Writer) error { return encodeGob(w, kept) }},
+	}
+	if local != nil {
+		steps = append(steps, step{embedderFile, func(w io.Writer) error {
+			b, err := local.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(b)
+			return err
+		}})
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			os.RemoveAll(tmp)
+			return err
+		}
+		if err := gw.write(s.name, s.fill); err != nil {
+			os.RemoveAll(tmp)
+			return err
+		}
+	}
+	meta.Files = gw.sums
+	mb, _ := json.MarshalIndent(meta, "", "  ")
+	if err := writeFileAtomic(filepath.Join(tmp, metaFile), mb); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("write metadata: %w", err)
+	}
+	final := filepath.Join(dir, genName(gen))
+	os.RemoveAll(final)
+	if err := os.Rename(tmp, final); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("install generation: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(genName(gen)+"\n")); err != nil {
+		return fmt.Errorf("switch to the new generation: %w", err)
+	}
+	removeOldGenerations(dir, genName(gen))
+	return nil
+}
+
+// Save writes an in-memory index (from FromChunks) to dir as a new
+// generation, so that Open can load it.
+func (ix *Index) Save(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create index directory: %w", err)
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	meta := ix.meta
+	meta.Generation = nextGeneration(dir)
+	if meta.BuiltAt.IsZero() {
+		meta.BuiltAt = time.Now()
+	}
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, ix.flatOrEmpty(), ix.local, nil); err != nil {
+		return err
+	}
+	ix.meta, ix.dir = meta, dir
+	return nil
+}
+
+func (ix *Index) flatOrEmpty() *vector.Flat { return ix.vec }

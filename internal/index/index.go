@@ -1,0 +1,206 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/bm25"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/vector"
+)
+
+func newBufWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 1<<20) }
+
+// TextEmbedder embeds texts with a remote model (the openai embedder).
+type TextEmbedder interface {
+	EmbedTexts(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Hit is one chunk found by a leg of the index, by position in Chunks.
+type Hit struct {
+	Chunk int
+	Score float64
+}
+
+// Index is a loaded, immutable generation. It is safe for concurrent use.
+type Index struct {
+	dir      string
+	meta     Meta
+	chunks   []chunk.Chunk
+	lex      *bm25.Index
+	vec      *vector.Flat
+	local    *embed.Local
+	analyzer *analysis.Analyzer
+	remote   TextEmbedder
+	loadTime time.Duration
+}
+
+// OpenOptions configure Open.
+type OpenOptions struct {
+	// Remote embeds queries for an index built with the openai embedder.
+	// It is required for the vector leg of such an index; without it
+	// searches use BM25 only.
+	Remote TextEmbedder
+	// Analyzer may be shared across indexes; nil builds one from the
+	// options stored in the index.
+	Analyzer *analysis.Analyzer
+}
+
+// Open loads the live generation of the index in dir.
+func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
+	start := time.Now()
+	gen, _, err := readCurrent(dir)
+	if err != nil {
+		return nil, err
+	}
+	meta, err := readMeta(gen)
+	if err != nil {
+		return nil, err
+	}
+	ix := &Index{dir: dir, meta: meta, remote: opt.Remote, analyzer: opt.Analyzer}
+	if ix.analyzer == nil {
+		if ix.analyzer, err = analysis.New(meta.Analyzer); err != nil {
+			return nil, fmt.Errorf("analyser: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := readChecked(gen, &meta, chunksFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := decodeGob(b, &ix.chunks); err != nil {
+		return nil, fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err)
+	}
+	if b, err = readChecked(gen, &meta, bm25File); err != nil {
+		return nil, err
+	}
+	if ix.lex, err = bm25.ReadIndex(bytes.NewReader(b)); err != nil {
+		return nil, fmt.Errorf("decode BM25 index: %w — run `shirube index --rebuild`", err)
+	}
+	if b, err = readChecked(gen, &meta, vectorsFile); err != nil {
+		return nil, err
+	}
+	if ix.vec, err = vector.ReadFlat(bytes.NewReader(b)); err != nil {
+		return nil, fmt.Errorf("decode vectors: %w — run `shirube index --rebuild`", err)
+	}
+	if meta.Embedder.Kind == "local" {
+		if b, err = readChecked(gen, &meta, embedderFile); err != nil {
+			return nil, err
+		}
+		ix.local = new(embed.Local)
+		if err := ix.local.UnmarshalBinary(b); err != nil {
+			return nil, fmt.Errorf("decode embedding model: %w — run `shirube index --rebuild`", err)
+		}
+	}
+	if len(ix.chunks) != ix.lex.Len() || len(ix.chunks) != ix.vec.Len() {
+		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors) — run `shirube index --rebuild`", dir, len(ix.chunks), ix.lex.Len(), ix.vec.Len())
+	}
+	ix.loadTime = time.Since(start)
+	return ix, nil
+}
+
+// Meta returns the generation's metadata.
+func (ix *Index) Meta() Meta { return ix.meta }
+
+// Dir is the index directory.
+func (ix *Index) Dir() string { return ix.dir }
+
+// LoadTime is how long Open took.
+func (ix *Index) LoadTime() time.Duration { return ix.loadTime }
+
+// Len is the number of chunks.
+func (ix *Index) Len() int { return len(ix.chunks) }
+
+// Chunk returns chunk i.
+func (ix *Index) Chunk(i int) chunk.Chunk { return ix.chunks[i] }
+
+// Analyzer is the analyser the index was built with.
+func (ix *Index) Analyzer() *analysis.Analyzer { return ix.analyzer }
+
+// Terms analyses text as the index does.
+func (ix *Index) Terms(text string) []string { return ix.analyzer.Terms(text) }
+
+// Pages lists every page identity in the index, sorted, once each.
+func (ix *Index) Pages() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range ix.chunks {
+		if !seen[c.File] {
+			seen[c.File] = true
+			out = append(out, c.File)
+		}
+	}
+	return out
+}
+
+// Lexical runs the BM25 leg for already analysed query terms and returns up
+// to n hits, best first, with the query's upper bound (the score no chunk can
+// exceed), which makes BM25 scores comparable across queries.
+func (ix *Index) Lexical(terms []string, n int) ([]Hit, float64) {
+	hs := ix.lex.Search(terms, n)
+	out := make([]Hit, len(hs))
+	for i, h := range hs {
+		out[i] = Hit{Chunk: h.Doc, Score: h.Score}
+	}
+	return out, ix.lex.UpperBound(terms)
+}
+
+// IDF returns the BM25 inverse document frequency of an analysed term,
+// ln(1 + (N − n + 0.5)/(n + 0.5)); a term no chunk contains gets the
+// largest value, as the rarest possible term.
+func (ix *Index) IDF(term string) float64 {
+	n := float64(ix.lex.DocFreq(term))
+	N := float64(ix.lex.Len())
+	return math.Log(1 + (N-n+0.5)/(n+0.5))
+}
+
+// HasVectors reports whether queries can be embedded (false for an openai
+// index opened without a remote embedder).
+func (ix *Index) HasVectors() bool { return ix.local != nil || ix.remote != nil }
+
+// EmbedQuery embeds a query the way the index's chunks were embedded.
+func (ix *Index) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+	if ix.local != nil {
+		return ix.local.Embed(features(ix.analyzer, query)), nil
+	}
+	if ix.remote == nil {
+		return nil, fmt.Errorf("index %s uses the %s embedder: set OPENAI_API_KEY to embed queries", ix.dir, ix.meta.Embedder.Model)
+	}
+	vs, err := ix.remote.EmbedTexts(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vs))
+	}
+	return vs[0], nil
+}
+
+// Dense runs the vector leg and returns up to n hits by cosine, best first.
+func (ix *Index) Dense(q []float32, n int) []Hit {
+	hs, err := ix.vec.Search(q, n)
+	if err != nil {
+		return nil
+	}
+	out := make([]Hit, len(hs))
+	for i, h := range hs {
+		out[i] = Hit{Chunk: h.ID, Score: h.Score}
+	}
+	return out
+}
+
+// features are what the local embedder sees of a text: its analysed terms
+// plus character n-grams, which carry unknown words and spelling variants.
+func features(a *analysis.Analyzer, text string) []string {
+	f := a.Terms(text)
+	return append(f, embed.CharNGrams(text, 2)...)
+}

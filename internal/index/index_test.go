@@ -1,0 +1,243 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/chunk"
+)
+
+// writeCorpus writes n small Markdown runbooks into dir.
+func writeCorpus(t testing.TB, dir string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		sub := filepath.Join(dir, fmt.Sprintf("team%d", i%3))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf("# 手順書 %d\n\n## 概要\n\nサーバー%d の障害対応とログ保管の手順を説明する。担当者は SOC の一次対応者である。\n\n## 手順\n\n1. アラートを確認する。\n2. 影響範囲を調査し、チケット番号 INC-%04d を記録する。\n3. 必要ならエスカレーションする。\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("doc%03d.md", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testOptions(root string) BuildOptions {
+	return BuildOptions{
+		DataDir:     filepath.Join(root, "data"),
+		DatabaseDir: filepath.Join(root, "database"),
+		Dir:         filepath.Join(root, "index"),
+		Chunk:       chunk.Options{Size: 500, Overlap: 50},
+		Analyzer:    analysis.DefaultOptions(),
+	}
+}
+
+func TestBuildOpenIncremental(t *testing.T) {
+	root := t.TempDir()
+	opt := testOptions(root)
+	writeCorpus(t, opt.DataDir, 6)
+	ctx := context.Background()
+
+	sum, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Documents != 6 || sum.Extracted != 6 || sum.Pages != 6 || sum.Chunks < 12 {
+		t.Fatalf("first build: %+v", sum)
+	}
+	ix, err := Open(ctx, opt.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix.Len() != sum.Chunks {
+		t.Fatalf("loaded %d chunks, built %d", ix.Len(), sum.Chunks)
+	}
+	if got := ix.Chunk(0).File; !strings.HasPrefix(got, "database/team0/doc000/page_001.md") {
+		t.Errorf("page identity %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(opt.DatabaseDir, "team0", "doc000", "page_001.md")); err != nil {
+		t.Errorf("page file not written: %v", err)
+	}
+
+	// Nothing changed: the generation is kept.
+	sum2, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum2.Unchanged || sum2.Reused != 6 || sum2.Extracted != 0 || sum2.Generation != sum.Generation {
+		t.Fatalf("unchanged rebuild: %+v", sum2)
+	}
+
+	// One file changed, one deleted: only the changed one is read again.
+	changed := filepath.Join(opt.DataDir, "team1", "doc001.md")
+	if err := os.WriteFile(changed, []byte("# 変更\n\n新しい内容：バックアップの復旧手順。\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	future := time.Now().Add(2 * time.Second)
+	os.Chtimes(changed, future, future)
+	if err := os.Remove(filepath.Join(opt.DataDir, "team2", "doc002.md")); err != nil {
+		t.Fatal(err)
+	}
+	sum3, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum3.Extracted != 1 || sum3.Reused != 4 || sum3.Removed != 1 || sum3.Documents != 5 || sum3.Generation != sum.Generation+1 {
+		t.Fatalf("incremental build: %+v", sum3)
+	}
+	if _, err := os.Stat(filepath.Join(opt.DatabaseDir, "team2", "doc002")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("deleted source's pages still in the database: %v", err)
+	}
+	ix3, err := Open(ctx, opt.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < ix3.Len(); i++ {
+		if strings.Contains(ix3.Chunk(i).File, "doc002") {
+			t.Fatalf("deleted document still indexed: %s", ix3.Chunk(i).ID)
+		}
+	}
+	// Only one generation is kept on disk.
+	gens, _ := filepath.Glob(filepath.Join(opt.Dir, "gen-*"))
+	if len(gens) != 1 {
+		t.Errorf("generations on disk: %v", gens)
+	}
+
+	// --rebuild reads everything again.
+	opt.Rebuild = true
+	sum4, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum4.Extracted != 5 || sum4.Reused != 0 {
+		t.Fatalf("rebuild: %+v", sum4)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Open(ctx, t.TempDir(), OpenOptions{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty dir: %v, want ErrNotFound", err)
+	}
+
+	root := t.TempDir()
+	opt := testOptions(root)
+	writeCorpus(t, opt.DataDir, 2)
+	if _, err := Build(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	gen, _, err := readCurrent(opt.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A damaged file is detected by its checksum.
+	chunks := filepath.Join(gen, chunksFile)
+	b, _ := os.ReadFile(chunks)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(chunks, b, 0o644)
+	if _, err := Open(ctx, opt.Dir, OpenOptions{}); err == nil || !strings.Contains(err.Error(), "--rebuild") {
+		t.Fatalf("damaged chunks: %v", err)
+	}
+
+	// Another format version is refused with a clear message.
+	metaPath := filepath.Join(gen, metaFile)
+	m, _ := os.ReadFile(metaPath)
+	os.WriteFile(metaPath, []byte(strings.Replace(string(m), `"format_version": 1`, `"format_version": 999`, 1)), 0o644)
+	_, err = Open(ctx, opt.Dir, OpenOptions{})
+	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "shirube index --rebuild") {
+		t.Fatalf("format mismatch: %v", err)
+	}
+}
+
+func TestBuildBadInputContinues(t *testing.T) {
+	root := t.TempDir()
+	opt := testOptions(root)
+	writeCorpus(t, opt.DataDir, 2)
+	os.WriteFile(filepath.Join(opt.DataDir, "sjis.md"), []byte{0x82, 0xa0, 0x82, 0xa2, '\n'}, 0o644)
+	os.WriteFile(filepath.Join(opt.DataDir, "empty.md"), nil, 0o644)
+	os.WriteFile(filepath.Join(opt.DataDir, "broken.pdf"), []byte("%PDF-1.4 garbage"), 0o644)
+	sum, err := Build(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Documents != 2 || len(sum.Skipped) != 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, s := range sum.Skipped {
+		if s.Reason == "" || strings.Contains(s.Reason, "\n") {
+			t.Errorf("skip reason for %s is not one line: %q", s.Path, s.Reason)
+		}
+	}
+}
+
+func TestBuildMissingDataDir(t *testing.T) {
+	opt := testOptions(t.TempDir())
+	_, err := Build(context.Background(), opt)
+	if err == nil || !strings.Contains(err.Error(), "データフォルダが見つかりません") {
+		t.Fatalf("missing data dir: %v", err)
+	}
+}
+
+// TestKillDuringBuild kills a build with SIGKILL at several moments and
+// checks that the previous generation always stays loadable.
+func TestKillDuringBuild(t *testing.T) {
+	if os.Getenv("SHIRUBE_HELPER_BUILD") != "" {
+		return
+	}
+	root := t.TempDir()
+	opt := testOptions(root)
+	writeCorpus(t, opt.DataDir, 4)
+	ctx := context.Background()
+	first, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Grow the corpus so the next build takes a while.
+	writeCorpus(t, filepath.Join(opt.DataDir, "more"), 200)
+	for _, delay := range []time.Duration{50 * time.Millisecond, 300 * time.Millisecond, 900 * time.Millisecond} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBuild$")
+		cmd.Env = append(os.Environ(), "SHIRUBE_HELPER_BUILD="+root)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		ix, err := Open(ctx, opt.Dir, OpenOptions{})
+		if err != nil {
+			t.Fatalf("after kill at %v: index not loadable: %v", delay, err)
+		}
+		if ix.Len() < first.Chunks {
+			t.Fatalf("after kill at %v: %d chunks, want ≥ %d", delay, ix.Len(), first.Chunks)
+		}
+	}
+	// A later build recovers and completes.
+	if _, err := Build(ctx, opt); err != nil {
+		t.Fatalf("build after kills: %v", err)
+	}
+	ix, err := Open(ctx, opt.Dir, OpenOptions{})
+	if err != nil || ix.Meta().Documents != 204 {
+		t.Fatalf("final index: %v %+v", err, ix.Meta())
+	}
+}
+
+// TestHelperBuild is the child process of TestKillDuringBuild.
+func TestHelperBuild(t *testing.T) {
+	root := os.Getenv("SHIRUBE_HELPER_BUILD")
+	if root == "" {
+		t.Skip("helper process only")
+	}
+	opt := testOptions(root)
+	opt.Rebuild = true
+	Build(context.Background(), opt)
+}

@@ -1,0 +1,317 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/index"
+)
+
+// Fusion methods.
+const (
+	FusionMinMax = "minmax" // seed 002 §4.3: min-max normalise each leg, weighted sum
+	FusionRRF    = "rrf"    // reciprocal rank fusion, k = 60
+)
+
+// RRFK is the rank constant of reciprocal rank fusion.
+const RRFK = 60
+
+// Options configure one search.
+type Options struct {
+	K          int     // results to return (default 4)
+	BM25Weight float64 // weight of the BM25 leg in [0,1]; the vector leg gets 1 − w
+	Fusion     string  // FusionMinMax (default) or FusionRRF
+	// Candidates is how many hits each leg contributes before fusion
+	// (default max(10·K, 100)).
+	Candidates int
+	// Mode restricts the search to one leg: "bm25", "vector" or "" (hybrid).
+	Mode string
+	// Exclude, when set, hides chunks as if they were not in the index
+	// (leave-one-out evaluation). Hidden chunks are dropped before fusion.
+	Exclude func(chunk int) bool
+}
+
+// Info describes how a search went, for benchmarks and diagnostics.
+type Info struct {
+	Terms       []string      // analysed query terms
+	LexicalHits int           // candidates from BM25
+	DenseHits   int           // candidates from the vector leg
+	ZeroHit     bool          // the BM25 leg matched nothing
+	VectorError error         // the vector leg failed and was skipped
+	Elapsed     time.Duration // wall time of the search
+}
+
+// Searcher runs hybrid searches over one loaded index. It is safe for
+// concurrent use.
+type Searcher struct {
+	ix *index.Index
+}
+
+// New returns a Searcher over ix.
+func New(ix *index.Index) *Searcher { return &Searcher{ix: ix} }
+
+// Index returns the searcher's index.
+func (s *Searcher) Index() *index.Index { return s.ix }
+
+// Search returns the top K chunks for query.
+//
+// With min-max fusion each leg's candidate scores are scaled to 0–1 within
+// this query (a chunk missing from a leg scores 0 there) and combined as
+// bm25·w + vector·(1−w). With RRF each leg contributes w/(60+rank) and
+// (1−w)/(60+rank). Ties are broken by chunk order, so results are
+// reproducible. Every result also carries an absolute EvidenceScore (see
+// evidence).
+func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
+	start := time.Now()
+	if opt.K <= 0 {
+		opt.K = 4
+	}
+	if opt.Fusion == "" {
+		opt.Fusion = FusionMinMax
+	}
+	if opt.Fusion != FusionMinMax && opt.Fusion != FusionRRF {
+		return nil, Info{}, fmt.Errorf("fusion %q: use minmax or rrf", opt.Fusion)
+	}
+	if opt.BM25Weight < 0 || opt.BM25Weight > 1 || math.IsNaN(opt.BM25Weight) {
+		return nil, Info{}, fmt.Errorf("BM25 weight %g must be between 0.0 and 1.0", opt.BM25Weight)
+	}
+	if opt.Candidates <= 0 {
+		opt.Candidates = max(10*opt.K, 100)
+	}
+	w := opt.BM25Weight
+	switch opt.Mode {
+	case "bm25":
+		w = 1
+	case "vector":
+		w = 0
+	case "", "hybrid":
+	default:
+		return nil, Info{}, fmt.Errorf("mode %q: use bm25, vector or hybrid", opt.Mode)
+	}
+
+	var info Info
+	info.Terms = s.ix.Terms(query)
+	var lex []index.Hit
+	if w > 0 || true { // BM25 always runs: its upper bound feeds the evidence score
+		lex, _ = s.ix.Lexical(info.Terms, opt.Candidates)
+	}
+	lex = exclude(lex, opt.Exclude)
+	info.LexicalHits = len(lex)
+	info.ZeroHit = len(lex) == 0
+	var dense []index.Hit
+	if w < 1 && s.ix.HasVectors() {
+		q, err := s.ix.EmbedQuery(ctx, query)
+		if err != nil {
+			info.VectorError = err
+		} else {
+			dense = exclude(s.ix.Dense(q, opt.Candidates), opt.Exclude)
+		}
+	}
+	info.DenseHits = len(dense)
+	if w == 1 {
+		dense = nil
+	}
+
+	type cand struct {
+		lexNorm, vecNorm float64
+		lexRaw, cos      float64
+		inLex, inVec     bool
+		score            float64
+	}
+	cands := map[int]*cand{}
+	get := func(id int) *cand {
+		c := cands[id]
+		if c == nil {
+			c = &cand{}
+			cands[id] = c
+		}
+		return c
+	}
+	lexN := minmax(lex)
+	vecN := minmax(dense)
+	for i, h := range lex {
+		c := get(h.Chunk)
+		c.inLex, c.lexRaw, c.lexNorm = true, h.Score, lexN[i]
+		if opt.Fusion == FusionRRF {
+			c.score += w / float64(RRFK+i+1)
+		}
+	}
+	for i, h := range dense {
+		c := get(h.Chunk)
+		c.inVec, c.cos, c.vecNorm = true, h.Score, vecN[i]
+		if opt.Fusion == FusionRRF {
+			c.score += (1 - w) / float64(RRFK+i+1)
+		}
+	}
+	ids := make([]int, 0, len(cands))
+	for id, c := range cands {
+		if opt.Fusion == FusionMinMax {
+			c.score = c.lexNorm*w + c.vecNorm*(1-w)
+		}
+		if w == 1 && !c.inLex || w == 0 && !c.inVec {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool {
+		ca, cb := cands[ids[a]], cands[ids[b]]
+		if ca.score != cb.score {
+			return ca.score > cb.score
+		}
+		return ids[a] < ids[b]
+	})
+	if len(ids) > opt.K {
+		ids = ids[:opt.K]
+	}
+	out := make([]Result, 0, len(ids))
+	for _, id := range ids {
+		c := cands[id]
+		ch := s.ix.Chunk(id)
+		cos := c.cos
+		if !c.inVec && s.ix.HasVectors() && w < 1 {
+			cos = 0
+		}
+		out = append(out, Result{
+			ChunkID:       ch.ID,
+			File:          ch.File,
+			Source:        ch.Source,
+			Page:          ch.Page,
+			Heading:       ch.Heading,
+			Text:          ch.Text,
+			UpdatedAt:     ch.UpdatedAt,
+			Score:         round4(c.score),
+			BM25Score:     round4(c.lexNorm),
+			VectorScore:   round4(c.vecNorm),
+			EvidenceScore: round4(s.evidence(info.Terms, ch.Text, cos, w)),
+		})
+	}
+	info.Elapsed = time.Since(start)
+	return out, info, nil
+}
+
+// evidence is the absolute evidence score of a chunk for a query, in 0–1 and
+// comparable across queries (unlike min-max scores, where the top hit is
+// always 1.0): the IDF-weighted share of the query's distinct terms that
+// occur in the chunk (a term unknown to the corpus weighs as much as the
+// rarest term, and counts as missing), blended with the chunk's cosine
+// similarity by the same weights as the fusion.
+func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float64 {
+	cov := s.coverage(qterms, text)
+	if !s.ix.HasVectors() {
+		return cov
+	}
+	if cos < 0 {
+		cos = 0
+	}
+	return w*cov + (1-w)*cos
+}
+
+// coverage is the IDF-weighted share of the query's distinct word terms
+// found in text. Character n-gram terms are left out: the n-grams that span
+// a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
+// while saying nothing about the evidence. A query with no word terms at all
+// falls back to its n-grams.
+func (s *Searcher) coverage(qterms []string, text string) float64 {
+	words := qterms[:0:0]
+	for _, t := range qterms {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) && !requestWords[t] {
+			words = append(words, t)
+		}
+	}
+	if len(words) > 0 {
+		qterms = words
+	}
+	if len(qterms) == 0 {
+		return 0
+	}
+	norm := analysis.Normalize(text)
+	present := func(t string) bool {
+		if strings.Contains(norm, t) {
+			return true // also finds a word inside a compound (ロック in ロックアウト)
+		}
+		// A verb or adjective in its base form (止める, 新しい) appears
+		// conjugated (止めて, 新しく): try the stem without its last kana.
+		r := []rune(t)
+		if len(r) >= 3 && isKana(r[len(r)-1]) {
+			return strings.Contains(norm, string(r[:len(r)-1]))
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	var num, den float64
+	for _, t := range qterms {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		idf := s.ix.IDF(t)
+		den += idf
+		if present(t) {
+			num += idf
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+func isKana(r rune) bool { return r >= 0x3041 && r <= 0x30ff }
+
+// requestWords are the words of how a question is asked rather than what it
+// asks about (「方法」「手順」「教える」…). They are left out of the evidence
+// coverage: 「ログを削除する方法は？」 is answered by a passage on deleting
+// logs whether or not it says 方法. Terms are in analysed form (base forms,
+// lower case, English stemmed).
+var requestWords = map[string]bool{
+	"方法": true, "手順": true, "やり方": true, "仕方": true, "対処": true, "対処法": true, "法": true,
+	"対応": true, "教える": true, "知る": true, "する": true, "ある": true, "いる": true, "なる": true,
+	"できる": true, "れる": true, "られる": true, "場合": true, "こと": true, "もの": true, "とき": true,
+	"時": true, "何": true, "どう": true, "なぜ": true, "いつ": true, "どこ": true, "誰": true,
+	"どれ": true, "どの": true, "いい": true, "よい": true, "良い": true, "必要": true, "について": true,
+	"詳細": true, "説明": true, "具体": true, "的": true, "ください": true, "下さい": true,
+	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
+	"do": true, "doe": true, "can": true, "should": true, "procedur": true, "step": true, "way": true,
+}
+
+func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
+	if drop == nil {
+		return hs
+	}
+	out := hs[:0:0]
+	for _, h := range hs {
+		if !drop(h.Chunk) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// minmax scales scores to 0–1 within the list; a single hit or a flat list
+// scores 1.
+func minmax(hs []index.Hit) []float64 {
+	out := make([]float64, len(hs))
+	if len(hs) == 0 {
+		return out
+	}
+	lo, hi := hs[0].Score, hs[0].Score
+	for _, h := range hs {
+		lo = min(lo, h.Score)
+		hi = max(hi, h.Score)
+	}
+	for i, h := range hs {
+		if hi == lo {
+			out[i] = 1
+		} else {
+			out[i] = (h.Score - lo) / (hi - lo)
+		}
+	}
+	return out
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
