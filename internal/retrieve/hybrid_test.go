@@ -1,0 +1,124 @@
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/index"
+)
+
+func testIndex(t *testing.T) *index.Index {
+	t.Helper()
+	texts := []string{
+		"アカウントロックアウトの解除手順。利用者の本人確認を行い、ADでロックを解除する。",
+		"マルウェアに感染した端末はネットワークから隔離する。LANケーブルを抜き、Wi-Fiを切る。",
+		"ログの保管期間は1年とする。保管期間内のログは削除してはならない。",
+		"バックアップからの復旧手順。復旧ポイントを選び、リストアを実施する。",
+		"VPN接続マニュアル。接続できない場合はエラーコードを確認する。",
+		"Backup restore procedure: choose a restore point and run the restore job.",
+	}
+	var cs []chunk.Chunk
+	for i, s := range texts {
+		cs = append(cs, chunk.Chunk{ID: fmt.Sprintf("d%d_0", i), File: fmt.Sprintf("database/d%d/page_001.md", i), Page: 1, Text: s})
+	}
+	ix, err := index.FromChunks(context.Background(), cs, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func TestSearchModesAndFusion(t *testing.T) {
+	s := New(testIndex(t))
+	ctx := context.Background()
+	tests := []struct {
+		query string
+		opt   Options
+		top   string
+	}{
+		{"マルウェア感染端末の隔離", Options{K: 3, BM25Weight: 0.6}, "d1_0"},
+		{"マルウェア感染端末の隔離", Options{K: 3, BM25Weight: 0.6, Fusion: FusionRRF}, "d1_0"},
+		{"マルウェア感染端末の隔離", Options{K: 3, Mode: "bm25"}, "d1_0"},
+		{"ログの保管期間", Options{K: 3, BM25Weight: 0.6}, "d2_0"},
+		{"restore point", Options{K: 3, BM25Weight: 0.6}, "d5_0"},
+	}
+	for _, tt := range tests {
+		res, info, err := s.Search(ctx, tt.query, tt.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 || res[0].ChunkID != tt.top {
+			t.Errorf("%q %+v: top %v, want %s", tt.query, tt.opt, res, tt.top)
+			continue
+		}
+		if len(res) > tt.opt.K {
+			t.Errorf("%d results, want ≤ %d", len(res), tt.opt.K)
+		}
+		if info.ZeroHit {
+			t.Errorf("%q: zero hit", tt.query)
+		}
+		for i, r := range res {
+			for _, v := range []float64{r.Score, r.BM25Score, r.VectorScore, r.EvidenceScore} {
+				if v < 0 || v > 1 || math.IsNaN(v) {
+					t.Errorf("score out of range: %+v", r)
+				}
+			}
+			if i > 0 && r.Score > res[i-1].Score {
+				t.Errorf("results not sorted: %v", res)
+			}
+		}
+	}
+}
+
+func TestMinMaxFormula(t *testing.T) {
+	s := New(testIndex(t))
+	res, _, err := s.Search(context.Background(), "バックアップの復旧手順", Options{K: 6, BM25Weight: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		want := round4(r.BM25Score*0.6 + r.VectorScore*0.4)
+		if math.Abs(r.Score-want) > 2e-4 {
+			t.Errorf("%s: score %v, want bm25·0.6 + vector·0.4 = %v", r.ChunkID, r.Score, want)
+		}
+	}
+	if res[0].BM25Score != 1 {
+		t.Errorf("the best BM25 candidate should normalise to 1, got %v", res[0].BM25Score)
+	}
+}
+
+func TestEvidenceIsAbsolute(t *testing.T) {
+	s := New(testIndex(t))
+	ctx := context.Background()
+	on, _, _ := s.Search(ctx, "ログの保管期間は？", Options{K: 1, BM25Weight: 0.6})
+	off, _, _ := s.Search(ctx, "社員食堂の今週のメニュー", Options{K: 1, BM25Weight: 0.6})
+	if len(on) == 0 || on[0].EvidenceScore < 0.5 {
+		t.Fatalf("on-topic evidence too low: %v", on)
+	}
+	if len(off) > 0 && off[0].EvidenceScore >= 0.5 {
+		t.Fatalf("off-topic evidence too high: %v", off)
+	}
+}
+
+func TestExcludeAndErrors(t *testing.T) {
+	s := New(testIndex(t))
+	ctx := context.Background()
+	res, _, err := s.Search(ctx, "マルウェア感染端末の隔離", Options{K: 6, Exclude: func(i int) bool { return i == 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.ChunkID == "d1_0" {
+			t.Fatal("excluded chunk returned")
+		}
+	}
+	for _, opt := range []Options{{BM25Weight: 1.5}, {Fusion: "sum"}, {Mode: "fuzzy"}} {
+		if _, _, err := s.Search(ctx, "x", opt); err == nil {
+			t.Errorf("%+v accepted", opt)
+		}
+	}
+}
