@@ -40,7 +40,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	}
 	cmd.PersistentFlags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
 
-	var dir, mode, fusion string
+	var dir, mode, fusion, sweep string
 	var weight float64
 	var maxQ int
 	beirCmd := &cobra.Command{
@@ -48,6 +48,9 @@ func newBenchCmd(g *globals) *cobra.Command {
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if sweep != "" {
+				return runSweep(cmd, dir, sweep, maxQ, jsonOut)
+			}
 			rep, err := bench.BEIR(cmd.Context(), bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, MaxQueries: maxQ})
 			if err != nil {
 				return err
@@ -60,6 +63,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().StringVar(&fusion, "fusion", "minmax", "minmax or rrf")
 	beirCmd.Flags().Float64Var(&weight, "bm25-weight", 0.6, "weight of the BM25 leg")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
+	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\"")
 	beirCmd.MarkFlagRequired("dir")
 
 	var qrels, run string
@@ -83,4 +87,45 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(beirCmd, trecCmd)
 	addMoreBench(cmd, &jsonOut)
 	return cmd
+}
+
+// runSweep indexes a BEIR dataset once and evaluates several settings.
+func runSweep(cmd *cobra.Command, dir, spec string, maxQ int, asJSON bool) error {
+	ctx := cmd.Context()
+	ds, ix, took, err := bench.LoadIndexed(ctx, dir)
+	if err != nil {
+		return err
+	}
+	var reps []bench.BEIRReport
+	for _, item := range strings.Split(spec, ",") {
+		opt := bench.BEIROptions{Dir: dir, MaxQueries: maxQ, Mode: "hybrid", Fusion: "minmax", BM25Weight: 0.6}
+		name, w, _ := strings.Cut(strings.TrimSpace(item), ":")
+		switch name {
+		case "bm25", "vector":
+			opt.Mode = name
+		case "minmax", "rrf":
+			opt.Fusion = name
+			if w != "" {
+				if _, err := fmt.Sscanf(w, "%g", &opt.BM25Weight); err != nil {
+					return fmt.Errorf("sweep item %q: %w", item, err)
+				}
+			}
+		default:
+			return fmt.Errorf("sweep item %q: use bm25, vector, minmax:W or rrf:W", item)
+		}
+		rep, err := bench.EvaluateIndex(ctx, ds, ix, took, opt)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+		if !asJSON {
+			fmt.Fprintf(cmd.OutOrStdout(), "%-14s ndcg@10 %.4f  recall@10 %.4f  recall@100 %.4f  mrr@10 %.4f  zero-hit %.4f  p95 %.2f ms\n",
+				item, rep.NDCG10, rep.Recall10, rep.Recall100, rep.MRR10, rep.ZeroHitRate, rep.QueryP95Ms)
+		}
+	}
+	if asJSON {
+		return printReport(cmd.OutOrStdout(), reps, true)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "indexed %d docs in %.2fs (%.0f docs/s)\n", ix.Len(), took.Seconds(), float64(ix.Len())/took.Seconds())
+	return nil
 }

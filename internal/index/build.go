@@ -210,7 +210,7 @@ feed:
 	progress("bm25", 1, 1)
 
 	progress("embed", 0, len(chunks))
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, analyzer, chunks)
+	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
 	if err != nil {
 		return sum, err
 	}
@@ -349,7 +349,7 @@ func pagesExist(dbDir string, ids []string) bool {
 
 // embedChunks embeds every chunk: the local model is fitted on this corpus
 // (deterministically), the remote one is called through its cache.
-func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, a *analysis.Analyzer, chunks []chunk.Chunk) ([][]float32, *embed.Local, EmbedderInfo, error) {
+func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, terms [][]string, chunks []chunk.Chunk) ([][]float32, *embed.Local, EmbedderInfo, error) {
 	if kind == "openai" {
 		texts := make([]string, len(chunks))
 		for i, c := range chunks {
@@ -366,7 +366,7 @@ func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, a
 		return vecs, nil, EmbedderInfo{Kind: "openai", Model: model, Dim: dim}, nil
 	}
 	feats := make([][]string, len(chunks))
-	parallelFor(len(chunks), func(i int) { feats[i] = features(a, chunks[i].Text) })
+	parallelFor(len(chunks), func(i int) { feats[i] = featuresOf(terms[i], chunks[i].Text) })
 	local, err := embed.FitLocal(ctx, feats, embed.LocalOptions{})
 	if err != nil {
 		return nil, nil, EmbedderInfo{}, fmt.Errorf("fit local embedder: %w", err)
@@ -450,7 +450,7 @@ func FromChunks(ctx context.Context, chunks []chunk.Chunk, opt MemoryOptions) (*
 		return nil, err
 	}
 	lex := buildLexical(terms)
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, a, chunks)
+	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -199,8 +200,22 @@ func (ix *Index) Dense(q []float32, n int) []Hit {
 }
 
 // features are what the local embedder sees of a text: its analysed terms
-// plus character n-grams, which carry unknown words and spelling variants.
+// (words, and character bigrams of Japanese runs) plus character trigrams of
+// Latin words, which carry spelling variants and inflections. Measured on
+// JSQuAD and SciFact (docs/BENCHMARKS.md); terms are passed in when the
+// caller already has them, so a chunk is analysed once.
 func features(a *analysis.Analyzer, text string) []string {
-	f := a.Terms(text)
-	return append(f, embed.CharNGrams(text, 2)...)
+	return featuresOf(a.Terms(text), text)
+}
+
+func featuresOf(terms []string, text string) []string {
+	f := append([]string(nil), terms...)
+	for _, w := range strings.FieldsFunc(analysis.Normalize(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		if len(w) > 3 {
+			f = append(f, embed.CharNGrams(w, 3)...)
+		}
+	}
+	return f
 }
