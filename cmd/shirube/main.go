@@ -80,6 +80,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		newAskCmd(g),
 		newChatCmd(g),
 		newBenchCmd(g),
+		newServeCmd(g),
 	)
 	return root
 }

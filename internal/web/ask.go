@@ -1,0 +1,277 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// AskRequest is the body of POST /api/ask.
+type AskRequest struct {
+	Question   string   `json:"question"`
+	K          int      `json:"k,omitempty"`           // 1–20; 0 means the server's default
+	BM25Weight *float64 `json:"bm25_weight,omitempty"` // 0–1; absent means the server's default
+	// SessionID continues a conversation (and labels the audit log line).
+	// Without it the browser's session cookie is used, or a new session
+	// is started; the response names it.
+	SessionID string `json:"session_id,omitempty"`
+}
+
+// AskResponse is the reply of POST /api/ask: the assistant's Reply plus the
+// rendered HTML (banner, body, citations) and the session id.
+type AskResponse struct {
+	assistant.Reply
+	Citations []Citation `json:"citations"`
+	HTML      string     `json:"html"`
+	SessionID string     `json:"session_id"`
+}
+
+// searchOptions resolves k and the BM25 weight against the assistant's
+// defaults, rejecting values outside the sidebar's ranges.
+func (s *Server) searchOptions(k int, w *float64) (retrieve.Options, error) {
+	opt := s.asst.Options().Search
+	if opt.K <= 0 {
+		opt.K = 4
+	}
+	if k != 0 {
+		if k < 1 || k > MaxK {
+			return opt, badRequest("invalid_k", "k は 1〜%d で指定してください (受け取った値: %d)", MaxK, k)
+		}
+		opt.K = k
+	}
+	if w != nil {
+		if *w < 0 || *w > 1 || *w != *w {
+			return opt, badRequest("invalid_bm25_weight", "bm25_weight は 0.0〜1.0 で指定してください (受け取った値: %g)", *w)
+		}
+		opt.BM25Weight = *w
+	}
+	return opt, nil
+}
+
+// checkQuestion trims q and enforces the length limit.
+func (s *Server) checkQuestion(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return "", badRequest("empty_question", "質問が空です — 質問を入力してください")
+	}
+	if n := utf8.RuneCountInString(q); n > s.opt.MaxQuestionRunes {
+		return "", badRequest("question_too_long", "質問が長すぎます（%d 文字）— %d 文字以内にしてください", n, s.opt.MaxQuestionRunes)
+	}
+	if !utf8.ValidString(q) {
+		return "", badRequest("invalid_utf8", "質問が UTF-8 ではありません")
+	}
+	return q, nil
+}
+
+// errNoIndex refuses questions while there is no index.
+var errNoIndex = &requestError{status: http.StatusServiceUnavailable, code: "no_index", msg: NoIndexMessage}
+
+// ask runs one question through the assistant with the request's time
+// limit, and counts it. A cancelled request cancels the answer.
+func (s *Server) ask(ctx context.Context, req assistant.Request) (assistant.Reply, error) {
+	if s.asst.Searcher() == nil {
+		return assistant.Reply{}, errNoIndex
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opt.AskTimeout)
+	defer cancel()
+	rep, err := s.asst.Ask(ctx, req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return rep, &requestError{status: http.StatusGatewayTimeout, code: "timeout",
+				msg: fmt.Sprintf("回答が %s 以内に終わりませんでした — 質問を短くするか、もう一度お試しください", s.opt.AskTimeout)}
+		}
+		return rep, fmt.Errorf("回答を作成できませんでした: %w", err)
+	}
+	s.metrics.observeReply(rep)
+	return rep, nil
+}
+
+// wantsSSE reports whether the client asked for an event stream.
+func wantsSSE(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// handleAsk answers POST /api/ask, as JSON or as an SSE stream of "delta"
+// events followed by one "done" event carrying the AskResponse.
+func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
+	var in AskRequest
+	if err := decodeJSON(w, r, s.opt.MaxBodyBytes, &in); err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	q, err := s.checkQuestion(in.Question)
+	if err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	sopt, err := s.searchOptions(in.K, in.BM25Weight)
+	if err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	id := in.SessionID
+	if id != "" && !validSessionID.MatchString(id) {
+		writeError(w, http.StatusBadRequest, "invalid_session_id", "session_id は英数字と _ . : - の 64 文字以内にしてください")
+		return
+	}
+	if id == "" {
+		id = browserSession(w, r)
+	}
+	sess := s.sessions.get(id)
+	req := assistant.Request{Query: q, SessionID: id, Conversation: sess.conv, Search: sopt}
+
+	if !wantsSSE(r) {
+		rep, err := s.ask(r.Context(), req)
+		if err != nil {
+			writeRequestError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s.askResponse(sess, q, rep))
+		return
+	}
+
+	if s.asst.Searcher() == nil {
+		writeRequestError(w, errNoIndex)
+		return
+	}
+	sse := newSSE(w, s.opt.AskTimeout)
+	req.OnDelta = func(text string) { sse.event("delta", map[string]string{"text": text}) }
+	rep, err := s.ask(r.Context(), req)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away; nobody to tell
+		}
+		var re *requestError
+		code := "internal"
+		if errors.As(err, &re) {
+			code = re.code
+		}
+		sse.event("error", apiError{Error: err.Error(), Code: code})
+		return
+	}
+	sse.event("done", s.askResponse(sess, q, rep))
+}
+
+// askResponse renders rep and records the exchange in the session.
+func (s *Server) askResponse(sess *session, q string, rep assistant.Reply) AskResponse {
+	html := s.page.renderAnswer(rep)
+	sess.add(exchange{Question: q, HTML: html})
+	cs := []Citation{}
+	if !rep.Refused() {
+		cs = citations(rep.Evidence)
+	}
+	return AskResponse{Reply: rep, Citations: cs, HTML: string(html), SessionID: sess.id}
+}
+
+// sseWriter writes server-sent events, flushing each one. It is safe for
+// concurrent use (a generator may stream from its own goroutine).
+type sseWriter struct {
+	mu sync.Mutex
+	w  http.ResponseWriter
+	rc *http.ResponseController
+}
+
+// newSSE starts an event stream and lifts the server's write deadline to
+// the answer's time limit, so a long answer is not cut off.
+func newSSE(w http.ResponseWriter, limit time.Duration) *sseWriter {
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(limit + 10*time.Second))
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	return &sseWriter{w: w, rc: rc}
+}
+
+// event sends one event whose data is v as JSON (one line).
+func (s *sseWriter) event(name string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
+	_ = s.rc.Flush()
+}
+
+// data sends one unnamed event with raw data (the OpenAI stream format).
+func (s *sseWriter) data(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fmt.Fprintf(s.w, "data: %s\n\n", b)
+	_ = s.rc.Flush()
+}
+
+// SearchResponse is the reply of GET /api/search.
+type SearchResponse struct {
+	Query   string            `json:"query"`
+	K       int               `json:"k"`
+	Results []retrieve.Result `json:"results"`
+}
+
+// handleSearch answers GET /api/search?q=…&k=…&bm25_weight=… with the
+// hybrid search results only (no answer, no audit line).
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	qv := r.URL.Query()
+	q, err := s.checkQuestion(qv.Get("q"))
+	if err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	k := 0
+	if v := qv.Get("k"); v != "" {
+		if k, err = strconv.Atoi(v); err != nil || k == 0 {
+			writeError(w, http.StatusBadRequest, "invalid_k", fmt.Sprintf("k は 1〜%d の整数で指定してください (受け取った値: %q)", MaxK, v))
+			return
+		}
+	}
+	var wp *float64
+	if v := qv.Get("bm25_weight"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "invalid_bm25_weight", fmt.Sprintf("bm25_weight は 0.0〜1.0 の数で指定してください (受け取った値: %q)", v))
+			return
+		}
+		wp = &f
+	}
+	sopt, err := s.searchOptions(k, wp)
+	if err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	searcher := s.asst.Searcher()
+	if searcher == nil {
+		writeRequestError(w, errNoIndex)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opt.AskTimeout)
+	defer cancel()
+	res, _, err := searcher.Search(ctx, q, sopt)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "search_failed", "検索に失敗しました: "+err.Error())
+		return
+	}
+	if res == nil {
+		res = []retrieve.Result{}
+	}
+	writeJSON(w, http.StatusOK, SearchResponse{Query: q, K: sopt.K, Results: res})
+}

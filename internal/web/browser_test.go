@@ -1,0 +1,347 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/guard"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// updateScreenshot makes TestBrowser write docs/screenshot.png:
+//
+//	go test ./internal/web -run TestBrowser -update-screenshot
+var updateScreenshot = flag.Bool("update-screenshot", false, "write ../../docs/screenshot.png from TestBrowser")
+
+const chromiumPath = "/usr/bin/chromium"
+
+// scriptDoc is a runbook that tries to run script in the reader's browser.
+const scriptDoc = `# スクリプト検証手順
+
+## 1. スクリプト検証の目的
+
+スクリプト検証手順では、受信した添付ファイルのスクリプト検証を隔離環境で行う。<script>document.title='pwned';window.shirubePwned=true;</script>
+
+## 2. スクリプト検証の手順
+
+スクリプト検証は必ずサンドボックス端末で実施し、結果をチケットに記録する。<img src=x onerror="window.shirubePwned=true">
+`
+
+// TestBrowser drives the page in headless Chromium: notice, streamed
+// answer with an opening citation, danger banner, k = 1, rebuild with a
+// status update, a document with <script> that must not run, phone width
+// and dark mode.
+func TestBrowser(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skip("browser test skipped: " + chromiumPath + " not found — install Debian's chromium and fonts-noto-cjk (`make deps`)")
+	}
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+
+	data := t.TempDir()
+	if err := copyTree(demoData, data); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "runbooks", "script_check.md"), []byte(scriptDoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := analysis.New(analysis.DefaultOptions())
+	f := newFixture(t, fixtureOptions{
+		gen: streaming{extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}},
+		configure: func(o *Options) {
+			o.Rebuild = func(ctx context.Context, dir string, progress func(string, int, int)) (*retrieve.Searcher, error) {
+				root := t.TempDir()
+				if err := buildIndex(ctx, dir, filepath.Join(root, "db"), filepath.Join(root, "index"), progress); err != nil {
+					return nil, err
+				}
+				return openSearcher(t, filepath.Join(root, "index")), nil
+			}
+		},
+	})
+
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 1000),
+	)
+	defer cancelAlloc()
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	defer cancelCtx()
+
+	// The first call starts the browser and must not carry a timeout.
+	if err := chromedp.Do(ctx, chromedp.Navigate(f.ts.URL)); err != nil {
+		t.Fatalf("open page: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	shots := t.TempDir()
+
+	eval := func(expr string, out any) {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		if err := json.Unmarshal(v, out); err != nil {
+			t.Fatalf("evaluate %s: %v (%s)", expr, err, v)
+		}
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	// ask types q, presses Enter and waits for the answer to be rendered.
+	ask := func(q string) {
+		t.Helper()
+		do("ask "+q,
+			chromedp.SetValue(chromedp.CSS("#question"), q),
+			chromedp.Focus(chromedp.CSS("#question")),
+			pressEnter(false),
+		)
+		pred := fmt.Sprintf(`(() => { const li = document.querySelector('#chat > li:last-child');
+			if (!li || li.querySelector('.question').textContent !== %s) return false;
+			const err = li.querySelector('.error'); if (err) return 'error: ' + err.textContent;
+			return li.dataset.done === 'true' ? 'done' : false; })()`, jq(q))
+		got, err := chromedp.Run(ctx, chromedp.Poll[string](pred, chromedp.WithPollingTimeout(time.Minute)))
+		if err != nil || got != "done" {
+			t.Fatalf("answer to %s: %q %v", q, got, err)
+		}
+	}
+
+	// Notice, defaults and the live vector weight.
+	var notice, title string
+	eval(`document.querySelector('.notice').textContent`, &notice)
+	eval(`document.title`, &title)
+	if notice != guard.ConfidentialNotice {
+		t.Errorf("notice %q", notice)
+	}
+	var defaults []string
+	eval(`['#data_folder_path','#k','#bm25_weight','#vector_out'].map(s => document.querySelector(s).value)`, &defaults)
+	if strings.Join(defaults, " ") != "./data 4 0.6 0.40" {
+		t.Errorf("sidebar defaults %q, want ./data 4 0.6 0.40", defaults)
+	}
+	do("move the BM25 slider with the keyboard", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.SendKeys(chromedp.CSS("#bm25_weight"), kb.ArrowRight))
+	var vec string
+	eval(`document.querySelector('#vector_out').value`, &vec)
+	if vec != "0.35" {
+		t.Errorf("vector weight after ArrowRight = %s, want 0.35", vec)
+	}
+	do("reset slider", chromedp.SendKeys(chromedp.CSS("#bm25_weight"), kb.ArrowLeft))
+
+	// Shift+Enter is a new line, not a send.
+	do("Shift+Enter",
+		chromedp.SetValue(chromedp.CSS("#question"), "一行目"),
+		chromedp.Focus(chromedp.CSS("#question")),
+		pressEnter(true),
+	)
+	var draft string
+	var exchanges int
+	eval(`document.querySelector('#question').value`, &draft)
+	eval(`document.querySelectorAll('#chat > li').length`, &exchanges)
+	if draft != "一行目\n" || exchanges != 0 {
+		t.Errorf("Shift+Enter: text %q, %d exchanges; want a new line and nothing sent", draft, exchanges)
+	}
+
+	// Count the streamed updates of the answer text.
+	var ok bool
+	eval(`window.__deltas = 0; new MutationObserver(ms => { for (const m of ms) if (m.target.classList && m.target.classList.contains('streaming')) window.__deltas++; })
+		.observe(document.querySelector('#chat'), {subtree: true, childList: true, characterData: true}); true`, &ok)
+
+	// A question from the demo corpus: streamed answer, citations that open.
+	ask(qMalware)
+	eval(`document.querySelector('#question').value`, &draft)
+	if draft != "" {
+		t.Errorf("question box holds %q after Enter sent it", draft)
+	}
+	var deltas, nCites int
+	eval(`window.__deltas`, &deltas)
+	eval(`document.querySelectorAll('#chat > li:last-child details.citation').length`, &nCites)
+	if deltas < 2 {
+		t.Errorf("answer text updated %d times; not streamed", deltas)
+	}
+	if nCites == 0 {
+		t.Fatal("no citations")
+	}
+	var focused string
+	eval(`document.activeElement.id`, &focused)
+	if focused != "question" {
+		t.Errorf("focus after answering is on %q, want the question box", focused)
+	}
+	do("open a citation", chromedp.Click(chromedp.CSS("#chat > li:last-child details.citation summary")))
+	var open bool
+	var summary, excerpt string
+	eval(`document.querySelector('#chat > li:last-child details.citation').open`, &open)
+	eval(`document.querySelector('#chat > li:last-child details.citation summary').textContent`, &summary)
+	eval(`document.querySelector('#chat > li:last-child details.citation .excerpt').innerText`, &excerpt)
+	if !open || !strings.HasPrefix(summary, "引用元: ") || !strings.Contains(summary, "(スコア: ") {
+		t.Errorf("citation open=%v summary %q", open, summary)
+	}
+	if n := len([]rune(excerpt)); n == 0 || n > answer.MaxExcerptRunes {
+		t.Errorf("excerpt of %d runes", n)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeShot(t, filepath.Join(shots, "answer.png"), png)
+	if *updateScreenshot {
+		writeShot(t, filepath.Join("..", "..", "docs", "screenshot.png"), png)
+	}
+
+	// A dangerous operation: red banner at the top of the answer.
+	ask(qDelete)
+	var banner struct {
+		Text  string `json:"text"`
+		Color string `json:"color"`
+		First bool   `json:"first"`
+	}
+	eval(`(() => { const b = document.querySelector('#chat > li:last-child .answer .banner');
+		return b ? {text: b.textContent, color: getComputedStyle(b).backgroundColor, first: b === b.parentElement.firstElementChild} : {}; })()`, &banner)
+	var r, g, b int
+	fmt.Sscanf(banner.Color, "rgb(%d, %d, %d)", &r, &g, &b)
+	if banner.Text != guard.Banner || !banner.First || r < 150 || g > 90 || b > 90 {
+		t.Errorf("banner %+v, want a red %q first in the answer", banner, guard.Banner)
+	}
+
+	// k = 1 in the sidebar: exactly one citation.
+	do("set k", chromedp.SetValue(chromedp.CSS("#k"), "1"))
+	ask("マルウェア感染端末の隔離手順を教えてください")
+	eval(`document.querySelectorAll('#chat > li:last-child details.citation').length`, &nCites)
+	if nCites != 1 {
+		t.Errorf("%d citations with k=1", nCites)
+	}
+
+	// Rebuild from a folder holding a document with <script>.
+	var before string
+	eval(`document.querySelector('#index_status').textContent`, &before)
+	do("rebuild",
+		chromedp.SetValue(chromedp.CSS("#data_folder_path"), data),
+		chromedp.Click(chromedp.CSS("#rebuild")),
+	)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#index_status').textContent.includes('再構築が完了しました')`,
+		chromedp.WithPollingTimeout(2*time.Minute))); err != nil {
+		var now string
+		eval(`document.querySelector('#index_status').textContent`, &now)
+		t.Fatalf("rebuild did not complete: %v (status %q)", err, now)
+	}
+	var after string
+	eval(`document.querySelector('#index_status').textContent`, &after)
+	if after == before || !strings.Contains(after, "チャンク数") {
+		t.Errorf("status did not change after rebuild: %q → %q", before, after)
+	}
+
+	// The document's <script> and onerror must not run.
+	do("k back to 4", chromedp.SetValue(chromedp.CSS("#k"), "4"))
+	ask("スクリプト検証の手順を教えてください")
+	var answerText, nowTitle, pwned string
+	eval(`document.querySelector('#chat > li:last-child .reply').innerText`, &answerText)
+	eval(`document.title`, &nowTitle)
+	eval(`typeof window.shirubePwned`, &pwned)
+	if !strings.Contains(answerText, "スクリプト検証") {
+		t.Errorf("answer does not come from the script document: %q", answerText)
+	}
+	if nowTitle != title || pwned != "undefined" {
+		t.Errorf("document script ran: title %q, shirubePwned %s", nowTitle, pwned)
+	}
+	var scripts int
+	eval(`document.querySelectorAll('#chat script, #chat img').length`, &scripts)
+	if scripts != 0 {
+		t.Errorf("%d script/img elements in the chat", scripts)
+	}
+
+	// Phone width and dark mode.
+	do("phone viewport and dark mode",
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+			})
+			return err
+		}),
+	)
+	var cols int
+	var bg string
+	eval(`getComputedStyle(document.querySelector('.layout')).gridTemplateColumns.split(' ').length`, &cols)
+	eval(`getComputedStyle(document.body).backgroundColor`, &bg)
+	if cols != 1 {
+		t.Errorf("%d columns at phone width, want 1", cols)
+	}
+	if bg != "rgb(22, 23, 26)" {
+		t.Errorf("dark mode background %s", bg)
+	}
+	if png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		writeShot(t, filepath.Join(shots, "phone-dark.png"), png)
+	}
+	t.Logf("screenshots in %s", shots)
+}
+
+// pressEnter sends Enter (with Shift when shift is set) as one key event
+// with text, as a keyboard does: the page's keydown handler can cancel the
+// new line.
+func pressEnter(shift bool) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		var mod int64
+		if shift {
+			mod = 8 // Shift in the protocol's modifier bit field
+		}
+		down := input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyDown, Key: "Enter", Code: "Enter",
+			WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13, Text: "\r", UnmodifiedText: "\r", Modifiers: mod}
+		if _, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, down); err != nil {
+			return err
+		}
+		up := down
+		up.Type, up.Text, up.UnmodifiedText = input.DispatchKeyEventTypeKeyUp, "", ""
+		_, err := cdp.Call(ctx, tg, input.DispatchKeyEvent, up)
+		return err
+	})
+}
+
+func writeShot(t *testing.T, path string, png []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("save screenshot: %v", err)
+	}
+}
+
+// copyTree copies the regular files under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		out := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(out, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o644)
+	})
+}

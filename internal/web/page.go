@@ -1,0 +1,187 @@
+package web
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/guard"
+)
+
+// assets holds the page templates, the style sheet and the script. There
+// is no build step: these files are served as written.
+//
+//go:embed assets
+var assets embed.FS
+
+// pageRenderer holds the parsed templates and the Markdown renderer.
+type pageRenderer struct {
+	page   *template.Template
+	login  *template.Template
+	answer *template.Template
+	md     *markdown
+}
+
+func newPageRenderer() (*pageRenderer, error) {
+	parse := func(name string) (*template.Template, error) {
+		t, err := template.ParseFS(assets, "assets/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("web: parse template %s: %w", name, err)
+		}
+		return t, nil
+	}
+	p := &pageRenderer{md: newMarkdown()}
+	var err error
+	if p.page, err = parse("page.html"); err != nil {
+		return nil, err
+	}
+	if p.login, err = parse("login.html"); err != nil {
+		return nil, err
+	}
+	if p.answer, err = parse("answer.html"); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// renderAnswer returns the sanitised HTML of a reply: banner, Markdown
+// body, citations as <details>, unknowns.
+func (p *pageRenderer) renderAnswer(rep assistant.Reply) template.HTML {
+	var buf bytes.Buffer
+	if err := p.answer.Execute(&buf, p.md.view(rep)); err != nil {
+		return template.HTML("<p>" + template.HTMLEscapeString(rep.Answer) + "</p>")
+	}
+	return template.HTML(buf.String()) // #nosec: template output, body sanitised
+}
+
+// pageData is what page.html shows.
+type pageData struct {
+	Notice      string
+	DataDir     string
+	K           int
+	MaxK        int
+	BM25        float64
+	Vector      float64
+	MaxQuestion int
+	MaxHistory  int
+	CanRebuild  bool
+	Status      StatusResponse
+	History     []exchange
+}
+
+// handlePage renders the chat page with the session's last exchanges.
+func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
+	id := browserSession(w, r)
+	var hist []exchange
+	if sess, ok := s.sessions.peek(id); ok {
+		hist = sess.exchanges()
+	}
+	def := s.asst.Options().Search
+	k := def.K
+	if k <= 0 {
+		k = 4
+	}
+	st := s.status()
+	data := pageData{
+		Notice:      guard.ConfidentialNotice,
+		DataDir:     st.Rebuild.DataDir,
+		K:           k,
+		MaxK:        MaxK,
+		BM25:        def.BM25Weight,
+		Vector:      1 - def.BM25Weight,
+		MaxQuestion: s.opt.MaxQuestionRunes,
+		MaxHistory:  s.opt.MaxHistory,
+		CanRebuild:  s.opt.Rebuild != nil,
+		Status:      st,
+		History:     hist,
+	}
+	var buf bytes.Buffer
+	if err := s.page.page.Execute(&buf, data); err != nil {
+		http.Error(w, "ページを表示できません: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = buf.WriteTo(w)
+}
+
+type loginData struct {
+	Notice string
+	Error  string
+}
+
+func (s *Server) renderLogin(w http.ResponseWriter, status int, msg string) {
+	var buf bytes.Buffer
+	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	s.renderLogin(w, http.StatusOK, "")
+}
+
+// handleLogin checks the token entered on /login and, when it matches,
+// sets the login cookie (an HMAC of the token, never the token itself).
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)
+	if err := r.ParseForm(); err != nil {
+		s.renderLogin(w, http.StatusBadRequest, "フォームを読み取れません — もう一度入力してください")
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(s.opt.Token)) != 1 {
+		s.renderLogin(w, http.StatusUnauthorized, "トークンが違います — サーバーの SHIRUBE_TOKEN を入力してください")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: loginCookie, Value: s.uiCookie, Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		Expires: time.Now().Add(30 * 24 * time.Hour),
+	})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// handleSessionReset forgets the browser session's conversation.
+func (s *Server) handleSessionReset(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.sessions.drop(c.Value)
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// staticHandler serves the embedded style sheet and script.
+func staticHandler() http.Handler {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at compile time
+	}
+	fsrv := http.StripPrefix("/static/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/static/app.js", "/static/style.css":
+			w.Header().Set("Cache-Control", "no-cache")
+			fsrv.ServeHTTP(w, r)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RebuildState is the progress of the current or last index rebuild.
+type RebuildState struct {
+	Running    bool      `json:"running"`
+	DataDir    string    `json:"data_dir"`
+	Phase      string    `json:"phase,omitempty"`
+	Done       int       `json:"done"`
+	Total      int       `json:"total"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Error      string    `json:"error,omitempty"`
+	Runs       int       `json:"runs"` // rebuilds started since the server started
+}
+
+// rebuilder runs at most one rebuild at a time.
+type rebuilder struct {
+	mu    sync.Mutex
+	state RebuildState
+}
+
+func (rb *rebuilder) snapshot() RebuildState {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	return rb.state
+}
+
+// begin marks a rebuild of dataDir as running; false when one already is.
+func (rb *rebuilder) begin(dataDir string) (RebuildState, bool) {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	if rb.state.Running {
+		return rb.state, false
+	}
+	rb.state = RebuildState{Running: true, DataDir: dataDir, Phase: "starting", StartedAt: time.Now(), Runs: rb.state.Runs + 1}
+	return rb.state, true
+}
+
+func (rb *rebuilder) progress(phase string, done, total int) {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	rb.state.Phase, rb.state.Done, rb.state.Total = phase, done, total
+}
+
+func (rb *rebuilder) finish(err error) {
+	rb.mu.Lock()
+	defer rb.mu.Unlock()
+	rb.state.Running = false
+	rb.state.FinishedAt = time.Now()
+	if err != nil {
+		rb.state.Error = err.Error()
+		rb.state.Phase = "failed"
+		return
+	}
+	rb.state.Phase = "done"
+}
+
+// rebuildRequest is the body of POST /api/index/rebuild (optional).
+type rebuildRequest struct {
+	DataFolderPath string `json:"data_folder_path"`
+}
+
+// handleRebuild starts a rebuild in the background and answers 202 at
+// once. While one runs, a second request gets 409 with the running state;
+// queries keep being answered from the old index until the new one is
+// swapped in.
+func (s *Server) handleRebuild(w http.ResponseWriter, r *http.Request) {
+	if s.opt.Rebuild == nil {
+		writeError(w, http.StatusNotImplemented, "rebuild_disabled", "このサーバーではインデックスの再構築は無効です — `shirube index` を実行してください")
+		return
+	}
+	var req rebuildRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(w, r, s.opt.MaxBodyBytes, &req); err != nil {
+			writeRequestError(w, err)
+			return
+		}
+	}
+	dir := strings.TrimSpace(req.DataFolderPath)
+	if dir == "" {
+		dir = s.rebuild.snapshot().DataDir
+	}
+	st, ok := s.rebuild.begin(dir)
+	if !ok {
+		writeJSON(w, http.StatusConflict, struct {
+			apiError
+			Rebuild RebuildState `json:"rebuild"`
+		}{apiError{Error: "インデックスを再構築中です — 終わるまでお待ちください", Code: "rebuild_running"}, st})
+		return
+	}
+	s.wg.Add(1)
+	go s.runRebuild(s.baseCtx, dir)
+	writeJSON(w, http.StatusAccepted, struct {
+		Rebuild RebuildState `json:"rebuild"`
+	}{st})
+}
+
+// runRebuild rebuilds and swaps the new searcher into the assistant.
+func (s *Server) runRebuild(ctx context.Context, dir string) {
+	defer s.wg.Done()
+	searcher, err := s.opt.Rebuild(ctx, dir, s.rebuild.progress)
+	if err == nil && searcher == nil {
+		err = errors.New("rebuild returned no index")
+	}
+	if err != nil {
+		err = fmt.Errorf("再構築に失敗しました: %w", err)
+		s.metrics.rebuilds.WithLabelValues("error").Inc()
+		s.opt.Logger.Warn("index rebuild failed", "data_dir", dir, "error", err)
+	} else {
+		s.asst.Swap(searcher)
+		s.metrics.rebuilds.WithLabelValues("ok").Inc()
+		s.opt.Logger.Info("index rebuilt", "data_dir", dir)
+	}
+	s.rebuild.finish(err)
+}
+
+// IndexStatus is the index part of GET /api/status.
+type IndexStatus struct {
+	Ready bool `json:"ready"`
+	Status
+	Message string `json:"message,omitempty"` // why the index is not ready
+}
+
+// StatusResponse is the body of GET /api/status.
+type StatusResponse struct {
+	Index   IndexStatus  `json:"index"`
+	Rebuild RebuildState `json:"rebuild"`
+}
+
+func (s *Server) status() StatusResponse {
+	resp := StatusResponse{Rebuild: s.rebuild.snapshot()}
+	switch {
+	case s.asst.Searcher() == nil:
+		resp.Index.Message = NoIndexMessage
+	case s.opt.Status == nil:
+		ix := s.asst.Searcher().Index()
+		m := ix.Meta()
+		resp.Index = IndexStatus{Ready: true, Status: Status{Documents: m.Documents, Pages: m.Pages, Chunks: ix.Len(), BuiltAt: m.BuiltAt, Embedder: m.Embedder.Kind, DataDir: m.DataDir}}
+	default:
+		st, err := s.opt.Status()
+		if err != nil {
+			resp.Index.Message = NoIndexMessage + " (" + err.Error() + ")"
+			break
+		}
+		resp.Index = IndexStatus{Ready: true, Status: st}
+	}
+	return resp
+}
+
+func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.status())
+}

@@ -1,0 +1,149 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/guard"
+)
+
+// markdown renders answer text. Raw HTML in the text is dropped by goldmark
+// (no WithUnsafe) and whatever remains is sanitised again by bluemonday, so
+// a document quoting <script> shows as text at most, never as markup.
+// Single newlines become line breaks: extractive answers put one sentence
+// per line.
+type markdown struct {
+	md     goldmark.Markdown
+	policy *bluemonday.Policy
+}
+
+func newMarkdown() *markdown {
+	return &markdown{
+		md: goldmark.New(
+			goldmark.WithExtensions(extension.GFM),
+			goldmark.WithRendererOptions(gmhtml.WithHardWraps()),
+		),
+		policy: bluemonday.UGCPolicy(),
+	}
+}
+
+// render converts Markdown to sanitised HTML.
+func (m *markdown) render(src string) template.HTML {
+	var buf bytes.Buffer
+	if err := m.md.Convert([]byte(src), &buf); err != nil {
+		// goldmark only fails on writer errors; fall back to escaped text.
+		return template.HTML("<p>" + template.HTMLEscapeString(src) + "</p>")
+	}
+	return template.HTML(m.policy.SanitizeBytes(buf.Bytes())) // #nosec: sanitised above
+}
+
+// Citation is one source shown under an answer (seed 002 §4.5).
+type Citation struct {
+	N       int     `json:"n"`
+	File    string  `json:"file"`
+	Page    int     `json:"page"`
+	Heading string  `json:"heading"`
+	Score   float64 `json:"score"`
+	Excerpt string  `json:"excerpt"` // at most 200 characters, "..." when cut
+}
+
+// Summary is the line shown in <summary>: 引用元: file > heading (スコア: 0.85).
+func (c Citation) Summary() string {
+	s := "引用元: " + c.File
+	if h := strings.TrimSpace(c.Heading); h != "" {
+		s += " > " + h
+	}
+	return fmt.Sprintf("%s (スコア: %.2f)", s, c.Score)
+}
+
+// citations turns the evidence of a reply into citations, cutting each
+// excerpt to answer.MaxExcerptRunes.
+func citations(ev []answer.Evidence) []Citation {
+	out := make([]Citation, 0, len(ev))
+	for _, e := range ev {
+		out = append(out, Citation{N: e.N, File: e.File, Page: e.Page, Heading: e.Heading, Score: e.Score, Excerpt: cut(e.Excerpt, answer.MaxExcerptRunes)})
+	}
+	return out
+}
+
+// cut shortens s to at most max runes, ending in "..." when cut.
+func cut(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-3]) + "..."
+}
+
+// answerView is what the answer template shows.
+type answerView struct {
+	Danger    bool
+	Kind      string // "answer", "insufficient" or "ambiguous"
+	Body      template.HTML
+	Unknowns  []string
+	Citations []Citation
+	Generator string
+}
+
+// splitBanner removes the danger banner the assistant put in front of the
+// answer; the page shows it as a red bar instead.
+func splitBanner(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \n")
+	if rest, ok := strings.CutPrefix(t, guard.Banner); ok {
+		return strings.TrimLeft(rest, " \n"), true
+	}
+	return text, false
+}
+
+// view prepares a reply for the answer template.
+func (m *markdown) view(rep assistant.Reply) answerView {
+	body, banner := splitBanner(rep.Answer)
+	v := answerView{
+		Danger:    rep.Flags.DangerousOperation || banner,
+		Kind:      "answer",
+		Body:      m.render(body),
+		Generator: rep.Generator,
+	}
+	switch {
+	case rep.Flags.InsufficientEvidence:
+		v.Kind = "insufficient"
+	case rep.Flags.AmbiguousQuery:
+		v.Kind = "ambiguous"
+	default:
+		v.Unknowns = rep.Unknowns
+		v.Citations = citations(rep.Evidence)
+	}
+	return v
+}
+
+// citationsText is the plain-text citation list appended to answers of the
+// OpenAI-compatible endpoint.
+func citationsText(cs []Citation) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n\n---\n引用元:\n")
+	for _, c := range cs {
+		fmt.Fprintf(&b, "[%d] %s", c.N, c.File)
+		if c.Page > 0 {
+			fmt.Fprintf(&b, " (p.%d)", c.Page)
+		}
+		if h := strings.TrimSpace(c.Heading); h != "" {
+			b.WriteString(" " + h)
+		}
+		fmt.Fprintf(&b, " (スコア: %.2f)\n", c.Score)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

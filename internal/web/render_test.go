@@ -1,0 +1,85 @@
+package web
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/guard"
+)
+
+func TestMarkdownIsSanitised(t *testing.T) {
+	md := newMarkdown()
+	tests := []struct {
+		name, src string
+		want      []string // substrings of the output
+		never     []string // never in the output
+	}{
+		{"script tag", "手順 <script>document.title='pwned'</script> 終わり", []string{"手順", "終わり"}, []string{"<script", "</script"}},
+		{"event handler", `<img src=x onerror="alert(1)"> 画像`, []string{"画像"}, []string{"onerror", "<img"}},
+		{"javascript link", "[click](javascript:alert(1))", []string{"click"}, []string{"javascript:"}},
+		{"markdown kept", "**重要**: 手順\n- 一つ目\n- 二つ目", []string{"<strong>重要</strong>", "<li>一つ目</li>"}, nil},
+		{"one sentence per line", "一文目。 [1]\n二文目。 [2]", []string{"<br"}, nil},
+		{"iframe", `<iframe src="https://evil.example"></iframe>`, nil, []string{"<iframe"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(md.render(tt.src))
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			for _, n := range tt.never {
+				if strings.Contains(got, n) {
+					t.Errorf("%q contains %q", got, n)
+				}
+			}
+		})
+	}
+}
+
+func TestRenderAnswer(t *testing.T) {
+	p, err := newPageRenderer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("長い抜粋", 80)
+	ev := []answer.Evidence{{N: 1, File: "database/runbooks/x/page_002.md", Page: 2, Heading: "手順 > 隔離", Score: 0.854, Excerpt: long}}
+	tests := []struct {
+		name  string
+		rep   assistant.Reply
+		want  []string
+		never []string
+	}{
+		{"danger banner and citation", assistant.Reply{Answer: guard.Banner + "\n\n削除します。 [1]", Evidence: ev, Flags: answer.Flags{DangerousOperation: true}},
+			[]string{`<div class="banner" role="alert">⚠️ 承認・確認が必要</div>`, `<details class="citation"><summary>引用元: database/runbooks/x/page_002.md &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
+			[]string{"<p>⚠️"}},
+		{"insufficient evidence template", assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Evidence: ev, Flags: answer.Flags{InsufficientEvidence: true}},
+			[]string{`answer-insufficient`, "該当する手順が見つかりませんでした", "<li>"},
+			[]string{"citation", "banner"}},
+		{"ambiguous template", assistant.Reply{Answer: guard.AmbiguousQueryResponse, Flags: answer.Flags{AmbiguousQuery: true}},
+			[]string{`answer-ambiguous`, "質問が曖昧な可能性があります"}, []string{"citation"}},
+		{"excerpt is escaped", assistant.Reply{Answer: "x [1]", Evidence: []answer.Evidence{{N: 1, File: "f.md", Page: 1, Excerpt: "<script>alert(1)</script>"}}},
+			[]string{"&lt;script&gt;"}, []string{"<script>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(p.renderAnswer(tt.rep))
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("lacks %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tt.never {
+				if strings.Contains(got, n) {
+					t.Errorf("contains %q:\n%s", n, got)
+				}
+			}
+		})
+	}
+	if c := citations(ev)[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
+		t.Errorf("excerpt %d runes: %q", len([]rune(c.Excerpt)), c.Excerpt)
+	}
+}

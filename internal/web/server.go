@@ -1,0 +1,396 @@
+// Package web serves shirube over HTTP: a chat page for people (seed 002 §2),
+// a JSON API for programs, and an OpenAI-compatible chat endpoint so that
+// existing chat clients can talk to the document assistant.
+//
+// Every route is answered by one Server, which is an http.Handler:
+//
+//	GET  /                     chat page (sidebar, chat, history of the session)
+//	GET  /login, POST /login   token prompt when the server requires a token
+//	GET  /static/…             embedded CSS and JavaScript
+//	POST /api/ask              answer a question (JSON, or SSE with Accept: text/event-stream)
+//	GET  /api/search           hybrid search only
+//	POST /api/index/rebuild    start an index rebuild (202; progress in /api/status)
+//	GET  /api/status           index and rebuild status
+//	GET  /healthz              liveness
+//	GET  /metrics              Prometheus metrics of this server
+//	GET  /v1/models            OpenAI-compatible model list ("shirube")
+//	POST /v1/chat/completions  OpenAI-compatible chat completion (streaming or not)
+//
+// Answers come from an assistant.Assistant, so the guardrails and the audit
+// log are exactly those of the command line; the server adds the browser
+// session's id to each audit line. Markdown is rendered on the server with
+// goldmark and sanitised with bluemonday, and the page runs no inline
+// script, so text from the documents can never execute in the browser.
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// Defaults of Options.
+const (
+	DefaultAddr             = "127.0.0.1:8080"
+	DefaultDataDir          = "./data"
+	DefaultMaxBodyBytes     = 64 << 10
+	DefaultMaxQuestionRunes = 2000
+	DefaultAskTimeout       = 3 * time.Minute
+	DefaultMaxSessions      = 1000
+	DefaultSessionIdle      = 12 * time.Hour
+
+	// MaxK is the largest k the sidebar and the API accept (seed 002 §2.1).
+	MaxK = 20
+)
+
+// NoIndexMessage is shown while no index has been built yet.
+const NoIndexMessage = "インデックスがありません — 再構築してください"
+
+// RebuildFunc rebuilds the index from dataDir and returns a searcher over
+// the new index. It reports progress as it goes (phase names are those of
+// index.Build). It runs in the background; ctx ends when the server closes.
+type RebuildFunc func(ctx context.Context, dataDir string, progress func(phase string, done, total int)) (*retrieve.Searcher, error)
+
+// Status describes the live index, as shown in the sidebar.
+type Status struct {
+	Documents int       `json:"documents"`
+	Pages     int       `json:"pages"`
+	Chunks    int       `json:"chunks"`
+	BuiltAt   time.Time `json:"built_at,omitzero"`
+	Embedder  string    `json:"embedder,omitempty"`
+	DataDir   string    `json:"data_dir,omitempty"`
+}
+
+// Options configure a Server. Assistant is required.
+type Options struct {
+	// Assistant answers the questions. Its searcher may be nil when no
+	// index exists yet; questions are then refused with NoIndexMessage
+	// until a rebuild succeeds.
+	Assistant *assistant.Assistant
+	// Rebuild rebuilds the index; nil disables the rebuild button.
+	Rebuild RebuildFunc
+	// Status reads the live index's metadata; an error means there is no
+	// usable index.
+	Status func() (Status, error)
+	// Tokenizer finds the key terms of earlier questions when a follow-up
+	// is rewritten; Rewriter, when set, rewrites follow-ups with a model.
+	Tokenizer answer.Tokenizer
+	Rewriter  answer.Completer
+	// MaxHistory is how many exchanges a browser session keeps (default 5).
+	MaxHistory int
+
+	// Addr is the address the server will listen on. When it is not a
+	// loopback address Token must be set: New refuses otherwise.
+	Addr string
+	// Token, when set, is required as "Authorization: Bearer <token>" on
+	// the API and entered once on /login for the page.
+	Token string
+
+	DataDir          string        // data folder shown in the sidebar (default ./data)
+	MaxBodyBytes     int64         // request body limit (default 64 KiB)
+	MaxQuestionRunes int           // question length limit (default 2,000)
+	AskTimeout       time.Duration // limit on one answer (default 3 min)
+	MaxSessions      int           // browser sessions kept in memory (default 1,000)
+
+	// Logger receives one line per request (method, route, status,
+	// duration — never the question or a secret). nil discards.
+	Logger *slog.Logger
+}
+
+// Server is the HTTP front end. Create it with New; it is an http.Handler.
+// Call Close when done to stop a running rebuild.
+type Server struct {
+	opt      Options
+	asst     *assistant.Assistant
+	mux      *http.ServeMux
+	handler  http.Handler
+	metrics  *metrics
+	sessions *sessionStore
+	rebuild  *rebuilder
+	page     *pageRenderer
+	uiCookie string // value of the login cookie, derived from Token
+
+	baseCtx context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns a Server for opt.
+func New(opt Options) (*Server, error) {
+	if opt.Assistant == nil {
+		return nil, errors.New("web: Options.Assistant is required")
+	}
+	if opt.Addr == "" {
+		opt.Addr = DefaultAddr
+	}
+	if err := CheckAddr(opt.Addr, opt.Token); err != nil {
+		return nil, err
+	}
+	if opt.DataDir == "" {
+		opt.DataDir = DefaultDataDir
+	}
+	if opt.MaxBodyBytes <= 0 {
+		opt.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opt.MaxQuestionRunes <= 0 {
+		opt.MaxQuestionRunes = DefaultMaxQuestionRunes
+	}
+	if opt.AskTimeout <= 0 {
+		opt.AskTimeout = DefaultAskTimeout
+	}
+	if opt.MaxSessions <= 0 {
+		opt.MaxSessions = DefaultMaxSessions
+	}
+	if opt.MaxHistory <= 0 {
+		opt.MaxHistory = answer.MaxConversationHistory
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	page, err := newPageRenderer()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		opt:     opt,
+		asst:    opt.Assistant,
+		mux:     http.NewServeMux(),
+		metrics: newMetrics(),
+		page:    page,
+		baseCtx: ctx,
+		cancel:  cancel,
+	}
+	s.sessions = newSessionStore(opt.MaxSessions, DefaultSessionIdle, func() *answer.Session {
+		return answer.NewSession(answer.SessionOptions{MaxExchanges: opt.MaxHistory, Tokenizer: opt.Tokenizer, Rewriter: opt.Rewriter})
+	})
+	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
+	if opt.Token != "" {
+		m := hmac.New(sha256.New, []byte(opt.Token))
+		m.Write([]byte("shirube ui login"))
+		s.uiCookie = hex.EncodeToString(m.Sum(nil))
+	}
+	s.routes()
+	csrf := http.NewCrossOriginProtection()
+	var h http.Handler = csrf.Handler(s.mux)
+	if opt.Token == "" {
+		h = loopbackHostOnly(h)
+	}
+	s.handler = securityHeaders(h)
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Close cancels a running rebuild and waits for it to stop.
+func (s *Server) Close() error {
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// HTTPServer returns an http.Server for h listening on addr, with timeouts
+// suited to s: headers and bodies must arrive promptly, and a response may
+// take as long as the longest answer.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      s.opt.AskTimeout + 30*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// CheckAddr refuses to serve on a non-loopback address without a token:
+// anyone on the network could otherwise read the documents through the
+// assistant.
+func CheckAddr(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w — use host:port, e.g. 127.0.0.1:8080", addr, err)
+	}
+	if IsLoopback(host) || token != "" {
+		return nil
+	}
+	return fmt.Errorf("refusing to listen on %s without a token: set SHIRUBE_TOKEN (in the environment or .env) so that clients must authenticate, or listen on 127.0.0.1", addr)
+}
+
+// IsLoopback reports whether host (a name or IP, without port) only
+// reaches this machine.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// routes registers every handler, each wrapped with metrics, logging and
+// (except the public ones) authentication.
+func (s *Server) routes() {
+	s.handle("GET /{$}", "page", s.authPage(http.HandlerFunc(s.handlePage)))
+	s.handle("GET /login", "login", http.HandlerFunc(s.handleLoginPage))
+	s.handle("POST /login", "login", http.HandlerFunc(s.handleLogin))
+	s.handle("GET /static/", "static", staticHandler())
+	s.handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealth))
+	s.handle("GET /metrics", "metrics", s.authAPI(s.metrics.handler()))
+	s.handle("GET /api/status", "status", s.authAPI(http.HandlerFunc(s.handleStatus)))
+	s.handle("GET /api/search", "search", s.authAPI(http.HandlerFunc(s.handleSearch)))
+	s.handle("POST /api/ask", "ask", s.authAPI(http.HandlerFunc(s.handleAsk)))
+	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
+	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
+	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
+	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(http.HandlerFunc(s.handleChatCompletions)))
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "ページが見つかりません: "+r.URL.Path)
+	})
+}
+
+// handle registers h under pattern, recording requests under route.
+func (s *Server) handle(pattern, route string, h http.Handler) {
+	s.mux.Handle(pattern, s.instrument(route, h))
+}
+
+// instrument counts and times requests and logs one line for each.
+func (s *Server) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		d := time.Since(start)
+		s.metrics.observeRequest(route, rec.status, d)
+		s.opt.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("route", route),
+			slog.Int("status", rec.status), slog.Duration("duration", d))
+	})
+}
+
+// statusRecorder remembers the status code of a response. Unwrap lets
+// http.ResponseController reach the underlying writer (flush, deadlines).
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.status, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wroteHeader = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush lets code that only knows http.Flusher stream through the recorder.
+func (r *statusRecorder) Flush() { _ = http.NewResponseController(r.ResponseWriter).Flush() }
+
+// contentSecurityPolicy allows only the server's own scripts and styles:
+// no inline script, no eval, no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHostOnly guards a server without a token against DNS rebinding:
+// a web page whose name resolves to 127.0.0.1 could otherwise read the
+// answers. Only requests naming a loopback host are served.
+func loopbackHostOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hh, _, err := net.SplitHostPort(host); err == nil {
+			host = hh
+		}
+		if !IsLoopback(host) {
+			writeError(w, http.StatusMisdirectedRequest, "host_not_allowed",
+				"このサーバーは 127.0.0.1 / localhost でのみ使えます — 他の名前で公開するには SHIRUBE_TOKEN を設定してください")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// authAPI requires the bearer token (or the page's login cookie) when the
+// server has a token.
+func (s *Server) authAPI(h http.Handler) http.Handler {
+	if s.opt.Token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="shirube"`)
+		if strings.HasPrefix(r.URL.Path, "/v1/") {
+			writeOpenAIError(w, http.StatusUnauthorized, "invalid_api_key", "missing or wrong token: send Authorization: Bearer <SHIRUBE_TOKEN>")
+			return
+		}
+		writeError(w, http.StatusUnauthorized, "unauthorized", "認証が必要です — Authorization: Bearer <SHIRUBE_TOKEN> を付けてください")
+	})
+}
+
+// authPage sends a browser without the login cookie to /login.
+func (s *Server) authPage(h http.Handler) http.Handler {
+	if s.opt.Token == "" {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.authorized(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	})
+}
+
+// authorized reports whether r carries the token or the login cookie.
+// Comparisons take constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(auth)), []byte(s.opt.Token)) == 1
+	}
+	if c, err := r.Cookie(loginCookie); err == nil {
+		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1
+	}
+	return false
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
