@@ -15,6 +15,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/index"
 )
 
@@ -34,8 +35,8 @@ func addSearchFlags(cmd *cobra.Command) {
 }
 
 func newIndexCmd(g *globals) *cobra.Command {
-	var rebuild bool
-	var jsonOut bool
+	var rebuild, jsonOut, categorize bool
+	var ctxCat *document.CategorizeOptions
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Ingest the data folder into the page database and the index",
@@ -47,7 +48,19 @@ everything to be read again. Files that cannot be read are skipped with a
 one-line reason.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sum, err := runIndex(cmd.Context(), g.cfg, rebuild, cmd.ErrOrStderr())
+			cfg := g.cfg
+			if categorize {
+				cat := &document.CategorizeOptions{Warn: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "warning:", s) }}
+				if cfg.LLMProvider() != "" {
+					m, name, err := newChatModel(cfg)
+					if err != nil {
+						return err
+					}
+					cat.LLM, cat.Model = m, name
+				}
+				ctxCat = cat
+			}
+			sum, err := runIndexWith(cmd.Context(), cfg, rebuild, ctxCat, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -67,11 +80,17 @@ one-line reason.`,
 	f.Int("chunk-overlap", config.DefaultChunkOverlap, "chunk overlap in characters")
 	f.String("embedder", config.DefaultEmbedder, "vector leg: local (offline, corpus-fitted) or openai")
 	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
+	f.BoolVar(&categorize, "categorize", false, "group each PDF's pages into section folders (LLM when configured, else outline or headings)")
 	return cmd
 }
 
 // runIndex builds the index with a progress bar on a terminal.
 func runIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Writer) (index.Summary, error) {
+	return runIndexWith(ctx, cfg, rebuild, nil, errw)
+}
+
+// runIndexWith is runIndex with optional page categorisation.
+func runIndexWith(ctx context.Context, cfg config.Config, rebuild bool, cat *document.CategorizeOptions, errw io.Writer) (index.Summary, error) {
 	var bar *progressbar.ProgressBar
 	isTTY := false
 	if f, ok := errw.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -88,6 +107,7 @@ func runIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Writ
 		MaxFileSize:    cfg.MaxFileSize,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,
+		Categorize:     cat,
 		Warn:           func(s string) { fmt.Fprintln(errw, "warning:", s) },
 		Progress: func(p string, done, total int) {
 			if !isTTY {

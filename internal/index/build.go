@@ -41,6 +41,11 @@ type BuildOptions struct {
 	EmbeddingModel string
 	Remote         TextEmbedder
 
+	// Categorize, when set, groups each PDF's pages into section folders
+	// (database/<folder>/<stem>/<category>/page_NNN.md, seed 000) by the
+	// LLM, the PDF outline or page headings.
+	Categorize *document.CategorizeOptions
+
 	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
 	Progress func(phase string, done, total int) // optional
 	Warn     func(string)                        // optional one-line warnings
@@ -167,6 +172,7 @@ feed:
 	for rel, sd := range prev {
 		if !current[rel] {
 			sum.Removed++
+			removePageFiles(opt.DatabaseDir, sd.Pages)
 			if err := document.RemoveDocument(ctx, opt.DatabaseDir, sd.File); err != nil {
 				warn(fmt.Sprintf("%s: could not remove its pages from the database: %v", rel, err))
 			}
@@ -239,6 +245,7 @@ feed:
 		Analyzer:      opt.Analyzer,
 		Embedder:      info,
 		HTMLMode:      opt.HTMLMode,
+		Categorized:   opt.Categorize != nil,
 	}
 	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
 		return sum, err
@@ -257,7 +264,7 @@ func encodeGob(w io.Writer, v any) error {
 func sameSettings(m Meta, opt BuildOptions) bool {
 	return m.ChunkSize == opt.Chunk.Size && m.ChunkOverlap == opt.Chunk.Overlap &&
 		m.Analyzer == opt.Analyzer && m.Embedder.Kind == opt.Embedder && m.HTMLMode == opt.HTMLMode &&
-		m.DatabaseDir == opt.DatabaseDir &&
+		m.DatabaseDir == opt.DatabaseDir && m.Categorized == (opt.Categorize != nil) &&
 		(opt.Embedder != "openai" || m.Embedder.Model == opt.EmbeddingModel)
 }
 
@@ -277,7 +284,7 @@ func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, M
 		warn(fmt.Sprintf("previous index not reused: %v", err))
 		return out, Meta{}, ""
 	}
-	if meta.ChunkSize != opt.Chunk.Size || meta.ChunkOverlap != opt.Chunk.Overlap || meta.Analyzer != opt.Analyzer || meta.HTMLMode != opt.HTMLMode || meta.DatabaseDir != opt.DatabaseDir {
+	if meta.ChunkSize != opt.Chunk.Size || meta.ChunkOverlap != opt.Chunk.Overlap || meta.Analyzer != opt.Analyzer || meta.HTMLMode != opt.HTMLMode || meta.DatabaseDir != opt.DatabaseDir || meta.Categorized != (opt.Categorize != nil) {
 		return out, meta, gen // settings changed: re-extract everything, keep the generation counter
 	}
 	b, err := readChecked(gen, &meta, docsFile)
@@ -308,12 +315,24 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 	if err != nil {
 		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}
 	}
-	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
+	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) && opt.Categorize == nil {
 		// Touched but not changed: keep the analysed chunks, refresh the time.
 		prev.Doc.ModTime, prev.File = doc.ModTime, f
 		return prev, true, nil
 	}
-	ids, err := document.WriteDatabase(ctx, opt.DatabaseDir, f, doc)
+	var ids []string
+	if opt.Categorize != nil && doc.Kind == document.PDF {
+		cats, err := document.Categorize(ctx, doc, f.Path, *opt.Categorize)
+		if err != nil {
+			if opt.Warn != nil {
+				opt.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, err))
+			}
+			cats = make([]string, len(doc.Pages))
+		}
+		ids, err = document.WriteCategorized(ctx, opt.DatabaseDir, f, doc, cats)
+	} else {
+		ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc)
+	}
 	if err != nil {
 		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}
 	}
@@ -335,6 +354,17 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 		}
 	}
 	return sd, false, nil
+}
+
+// removePageFiles deletes page files by identity and the folders they leave
+// empty (category folders of a categorised document).
+func removePageFiles(dbDir string, ids []string) {
+	parent := filepath.Dir(filepath.Clean(dbDir))
+	for _, id := range ids {
+		p := filepath.Join(parent, filepath.FromSlash(id))
+		os.Remove(p)
+		os.Remove(filepath.Dir(p)) // only succeeds when empty
+	}
 }
 
 func pagesExist(dbDir string, ids []string) bool {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/document"
 )
 
 // writeCorpus writes n small Markdown runbooks into dir.
@@ -240,4 +241,50 @@ func TestHelperBuild(t *testing.T) {
 	opt := testOptions(root)
 	opt.Rebuild = true
 	Build(context.Background(), opt)
+}
+
+func TestBuildCategorize(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext not installed")
+	}
+	root := t.TempDir()
+	opt := testOptions(root)
+	os.MkdirAll(opt.DataDir, 0o755)
+	pdf, err := os.ReadFile("../../examples/data/manuals/vpn_manual.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(opt.DataDir, "vpn_manual.pdf"), pdf, 0o644)
+	opt.Categorize = &document.CategorizeOptions{}
+	sum, err := Build(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := Open(context.Background(), opt.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := ix.Pages()
+	if len(pages) != sum.Pages || sum.Pages != 4 {
+		t.Fatalf("pages %v (summary %+v)", pages, sum)
+	}
+	for _, p := range pages {
+		// database/vpn_manual/<category>/page_NNN.md
+		parts := strings.Split(p, "/")
+		if len(parts) != 4 || parts[1] != "vpn_manual" || parts[2] == "" {
+			t.Errorf("page identity %q is not categorised", p)
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(p))); err != nil {
+			t.Errorf("page file missing: %v", err)
+		}
+	}
+	// Switching categorisation off rewrites the plain layout.
+	opt.Categorize = nil
+	if _, err := Build(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	ix, _ = Open(context.Background(), opt.Dir, OpenOptions{})
+	if got := ix.Pages()[0]; got != "database/vpn_manual/page_001.md" {
+		t.Errorf("uncategorised identity %q", got)
+	}
 }

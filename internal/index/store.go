@@ -90,6 +90,7 @@ type Meta struct {
 	Analyzer      analysis.Options    `json:"analyzer"`
 	Embedder      EmbedderInfo        `json:"embedder"`
 	HTMLMode      string              `json:"html_mode"`
+	Categorized   bool                `json:"categorized"`
 	Files         map[string]checksum `json:"files"`
 }
 
