@@ -28,7 +28,7 @@ demo: build
 	@rm -rf $(DEMO)
 	$(BIN) index --data examples/data --database $(DEMO)/database --index $(DEMO)/index
 	$(BIN) search --index $(DEMO)/index "アカウントがロックされた場合の対処法"
-	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "マルウェアに感染した端末はどう隔離しますか？"
+	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "バックアップからの復旧手順は？"
 	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "ログファイルを削除する方法は？"
 
 bench: build

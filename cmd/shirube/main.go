@@ -81,6 +81,12 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		newChatCmd(g),
 		newBenchCmd(g),
 		newServeCmd(g),
+		newConvertCmd(g),
+		newJudgeCmd(g),
+		newEvalCmd(g),
+		newDiffEvalCmd(g),
+		newOptimizeCmd(g),
+		newQuestionsCmd(g),
 	)
 	return root
 }

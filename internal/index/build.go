@@ -170,6 +170,9 @@ feed:
 		current[f.Rel] = true
 	}
 	for rel, sd := range prev {
+		if sd.Extra {
+			continue // database-only pages are handled by addExtraPages
+		}
 		if !current[rel] {
 			sum.Removed++
 			removePageFiles(opt.DatabaseDir, sd.Pages)
@@ -184,6 +187,14 @@ feed:
 		if sd != nil {
 			kept = append(kept, sd)
 		}
+	}
+	extras, changed, err := extraPages(ctx, opt, analyzer, kept, prev)
+	if err != nil {
+		warn(fmt.Sprintf("database-only pages not indexed: %v", err))
+	}
+	kept = append(kept, extras...)
+	if changed {
+		sum.Extracted++ // forces a new generation
 	}
 	for _, sd := range kept {
 		sum.Documents++
@@ -354,6 +365,90 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 		}
 	}
 	return sd, false, nil
+}
+
+// extraPages indexes page files that exist only in the page database — the
+// copies that folder-structure optimisation (seed 000) places in better-named
+// folders. Each becomes a one-page document whose identity is its own path,
+// so a question can retrieve the copy. changed reports whether the set or a
+// content differs from the previous generation.
+func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kept []*storedDoc, prev map[string]*storedDoc) ([]*storedDoc, bool, error) {
+	known := map[string]bool{}
+	for _, sd := range kept {
+		for _, id := range sd.Pages {
+			known[id] = true
+		}
+	}
+	prevExtra := map[string]*storedDoc{}
+	for _, sd := range prev {
+		if sd.Extra {
+			prevExtra[sd.Doc.Source] = sd
+		}
+	}
+	base := filepath.Base(filepath.Clean(opt.DatabaseDir))
+	var out []*storedDoc
+	changed := false
+	err := filepath.WalkDir(opt.DatabaseDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if p == opt.DatabaseDir {
+				return filepath.SkipAll
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() || d.Type()&os.ModeSymlink != 0 || !isPageFile(d.Name()) {
+			return nil
+		}
+		rel, err := filepath.Rel(opt.DatabaseDir, p)
+		if err != nil {
+			return nil
+		}
+		id := base + "/" + filepath.ToSlash(rel)
+		if known[id] {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		sumHash := sha256.Sum256(b)
+		hash := hex.EncodeToString(sumHash[:])
+		if old := prevExtra["@"+id]; old != nil && old.Doc.Hash == hash {
+			out = append(out, old)
+			delete(prevExtra, "@"+id)
+			return nil
+		}
+		changed = true
+		info, _ := d.Info()
+		page, _ := document.PageNumber(id)
+		doc := document.Document{Source: "@" + id, Kind: document.Markdown, Pages: []document.Page{{Number: page, Text: string(b)}}, Hash: hash}
+		if info != nil {
+			doc.ModTime, doc.Size = info.ModTime(), info.Size()
+		}
+		sd := &storedDoc{Doc: doc, Pages: []string{id}, Extra: true}
+		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), doc.Pages[0].Text, opt.Chunk)
+		if err != nil {
+			return nil
+		}
+		for _, c := range cs {
+			sd.Chunks = append(sd.Chunks, c)
+			sd.Terms = append(sd.Terms, a.Terms(c.Text))
+			h := sha256.Sum256([]byte(c.Text))
+			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
+		}
+		out = append(out, sd)
+		return nil
+	})
+	if len(prevExtra) > 0 {
+		changed = true // a copy was removed (rollback or undo)
+	}
+	return out, changed, err
+}
+
+func isPageFile(name string) bool {
+	return strings.HasPrefix(name, "page_") && strings.HasSuffix(name, ".md")
 }
 
 // removePageFiles deletes page files by identity and the folders they leave

@@ -108,6 +108,7 @@ type storedDoc struct {
 	Chunks []chunk.Chunk
 	Terms  [][]string // analysed terms per chunk
 	Hashes []string   // content hash per chunk (embedding cache key)
+	Extra  bool       // a page that exists only in the database (an optimised copy)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
