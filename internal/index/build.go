@@ -428,7 +428,13 @@ func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kep
 			doc.ModTime, doc.Size = info.ModTime(), info.Size()
 		}
 		sd := &storedDoc{Doc: doc, Pages: []string{id}, Extra: true}
-		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), doc.Pages[0].Text, opt.Chunk)
+		// The folder path is what optimisation chose to make the page
+		// findable, so it is indexed as the page's top heading.
+		text := doc.Pages[0].Text
+		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
+			text = "# " + strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ") + "\n\n" + text
+		}
+		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), text, opt.Chunk)
 		if err != nil {
 			return nil
 		}
