@@ -229,21 +229,14 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 	if len(qterms) == 0 {
 		return 0
 	}
-	norm := analysis.Normalize(text)
-	present := func(t string) bool {
-		if strings.Contains(norm, t) {
-			return true // also finds a word inside a compound (ロック in ロックアウト)
-		}
-		// A verb or adjective in its base form (止める, 新しい) appears
-		// conjugated (止めて, 新しく): try the stem without its last kana.
-		r := []rune(t)
-		if len(r) >= 3 && isKana(r[len(r)-1]) {
-			return strings.Contains(norm, string(r[:len(r)-1]))
-		}
-		return false
+	// Distinct terms with their weights.
+	type qt struct {
+		term string
+		idf  float64
 	}
+	var terms []qt
 	seen := map[string]bool{}
-	var num, den float64
+	var den float64
 	for _, t := range qterms {
 		if seen[t] {
 			continue
@@ -251,14 +244,89 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 		seen[t] = true
 		idf := s.ix.IDF(t)
 		den += idf
-		if present(t) {
-			num += idf
-		}
+		terms = append(terms, qt{t, idf})
 	}
 	if den == 0 {
 		return 0
 	}
-	return num / den
+	// The evidence must sit together: coverage is measured over windows of
+	// two consecutive sentences, and the best window counts. A term found
+	// only in a heading line counts half. Passages that merely share a
+	// topic (sibling sections of one document) spread the query's terms over
+	// many sentences and score lower than the passage that answers it.
+	var headings []string
+	var sentences []string
+	for _, line := range strings.Split(analysis.Normalize(text), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "#") {
+			headings = append(headings, line)
+			continue
+		}
+		sentences = append(sentences, splitSentences(line)...)
+	}
+	heading := strings.Join(headings, "\n")
+	if len(sentences) == 0 {
+		sentences = []string{""}
+	}
+	best := 0.0
+	for i := range sentences {
+		window := sentences[i]
+		if i+1 < len(sentences) {
+			window += sentences[i+1]
+		}
+		var num float64
+		for _, t := range terms {
+			switch {
+			case present(window, t.term):
+				num += t.idf
+			case heading != "" && present(heading, t.term):
+				num += t.idf / 2
+			}
+		}
+		best = max(best, num/den)
+		if i+1 >= len(sentences)-1 {
+			break
+		}
+	}
+	return best
+}
+
+// present reports whether an analysed term occurs in normalised text. A
+// substring match also finds a word inside a compound (ロック in
+// ロックアウト); a verb or adjective in its base form (止める, 新しい) that
+// appears conjugated (止めて, 新しく) is found by its stem without the last
+// kana.
+func present(norm, t string) bool {
+	if strings.Contains(norm, t) {
+		return true
+	}
+	r := []rune(t)
+	if len(r) >= 3 && isKana(r[len(r)-1]) {
+		return strings.Contains(norm, string(r[:len(r)-1]))
+	}
+	return false
+}
+
+// splitSentences splits a line after 。！？!? and ". ".
+func splitSentences(line string) []string {
+	var out []string
+	start := 0
+	rs := []rune(line)
+	for i, r := range rs {
+		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
+			(r == '.' && (i+1 == len(rs) || rs[i+1] == ' '))
+		if end {
+			out = append(out, string(rs[start:i+1]))
+			start = i + 1
+		}
+	}
+	if start < len(rs) {
+		out = append(out, string(rs[start:]))
+	}
+	return out
 }
 
 func isKana(r rune) bool { return r >= 0x3041 && r <= 0x30ff }
