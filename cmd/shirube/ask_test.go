@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/shirube/shirube/internal/assistant"
+)
+
+// auditLines reads every line of the audit logs under dir.
+func auditLines(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "query_*.jsonl"))
+	var out []map[string]any
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<22)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("audit line is not JSON: %v", err)
+			}
+			out = append(out, m)
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// fakeOpenAI speaks the OpenAI chat-completions wire format: the first
+// request gets a 429 with Retry-After, later ones an answer citing [1].
+type fakeOpenAI struct {
+	mu       sync.Mutex
+	requests int
+	bodies   []string
+}
+
+func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.requests++
+	n := f.requests
+	f.bodies = append(f.bodies, string(body))
+	f.mu.Unlock()
+	if n == 1 {
+		w.Header().Set("Retry-After", "0")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini",
+"choices":[{"index":0,"message":{"role":"assistant","content":"復旧ポイントを選び、リストアを実施します [1]。存在しない根拠 [9]。\n\n不明点:\n- 復旧にかかる正確な時間"},"finish_reason":"stop"}],
+"usage":{"prompt_tokens":1200,"completion_tokens":80,"total_tokens":1280}}`)
+}
+
+func TestAskOfflineAndAudit(t *testing.T) {
+	fixture := indexedFixture(t)
+	ws := workspace(t, fixture)
+	out := mustRun(t, "ask", "--json", "バックアップからの復旧手順は？")
+	var rep assistant.Reply
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if rep.Generator != "extractive" || len(rep.Evidence) == 0 || !strings.Contains(rep.Answer, "[1]") {
+		t.Fatalf("offline answer: %+v", rep)
+	}
+	if !strings.HasPrefix(rep.Evidence[0].File, "database/runbooks/backup_restore/page_001.md") {
+		t.Errorf("evidence %+v", rep.Evidence[0])
+	}
+	text := mustRun(t, "ask", "ログファイルを削除する方法は？")
+	for _, want := range []string{"## Answer\n⚠️ 承認・確認が必要", "## Evidence\n[1] database/", "## Unknowns"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rendered answer lacks %q:\n%s", want, text)
+		}
+	}
+	lines := auditLines(t, filepath.Join(ws, "logs"))
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2", len(lines))
+	}
+	if lines[1]["flags"].(map[string]any)["dangerous_operation"] != true {
+		t.Errorf("danger flag not logged: %v", lines[1]["flags"])
+	}
+}
+
+func TestAskLLMThroughFakeOpenAI(t *testing.T) {
+	fixture := indexedFixture(t)
+	ws := workspace(t, fixture)
+	fake := &fakeOpenAI{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", srv.URL+"/v1")
+
+	out := mustRun(t, "ask", "--json", "バックアップからの復旧手順は？")
+	var rep assistant.Reply
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if fake.requests != 2 {
+		t.Errorf("%d requests, want 2 (a 429 honoured, then the answer)", fake.requests)
+	}
+	if !strings.HasPrefix(rep.Generator, "llm") {
+		t.Errorf("generator %q", rep.Generator)
+	}
+	if rep.TokenUsage.PromptTokens != 1200 || rep.TokenUsage.CompletionTokens != 80 || rep.TokenUsage.TotalTokens != 1280 {
+		t.Errorf("usage %+v", rep.TokenUsage)
+	}
+	// gpt-4o-mini: $0.15 / 1M prompt, $0.60 / 1M completion.
+	if want := (1200*0.15 + 80*0.60) / 1e6; math.Abs(rep.CostUSD-want) > 1e-9 {
+		t.Errorf("cost %v, want %v", rep.CostUSD, want)
+	}
+	if len(rep.RemovedCitations) != 1 || rep.RemovedCitations[0] != 9 || strings.Contains(rep.Answer, "[9]") {
+		t.Errorf("citation [9] points at no evidence and must be removed: %v %q", rep.RemovedCitations, rep.Answer)
+	}
+	if len(rep.Unknowns) == 0 || !strings.Contains(strings.Join(rep.Unknowns, " "), "復旧にかかる正確な時間") {
+		t.Errorf("unknowns %v", rep.Unknowns)
+	}
+	// The evidence is fenced as data in the prompt.
+	if body := fake.bodies[len(fake.bodies)-1]; !strings.Contains(body, "evidence") || !strings.Contains(body, "gpt-4o-mini") {
+		t.Errorf("request body lacks fenced evidence or model: %.300s", body)
+	}
+	// Insufficient evidence: no LLM call at all.
+	before := fake.requests
+	out = mustRun(t, "ask", "--json", "社員食堂の今週のランチメニューを教えて")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Flags.InsufficientEvidence || fake.requests != before {
+		t.Errorf("refusal made %d LLM calls; flags %+v", fake.requests-before, rep.Flags)
+	}
+	lines := auditLines(t, filepath.Join(ws, "logs"))
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2", len(lines))
+	}
+	tu := lines[0]["token_usage"].(map[string]any)
+	if tu["prompt_tokens"].(float64) != 1200 || tu["total_tokens"].(float64) != 1280 || lines[0]["cost_usd"].(float64) <= 0 {
+		t.Errorf("audit line usage %v cost %v", tu, lines[0]["cost_usd"])
+	}
+	// No secret reaches the log.
+	raw, _ := os.ReadFile(filepath.Join(ws, "logs", filepath.Base(mustGlob(t, filepath.Join(ws, "logs", "*.jsonl")))))
+	if strings.Contains(string(raw), "sk-test") {
+		t.Error("API key written to the audit log")
+	}
+}
+
+func TestAskLLMNeedsKey(t *testing.T) {
+	fixture := indexedFixture(t)
+	workspace(t, fixture)
+	_, _, err := run(t, "", "ask", "--generator", "llm", "バックアップからの復旧手順は？")
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Fatalf("missing key error: %v", err)
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) string {
+	t.Helper()
+	m, _ := filepath.Glob(pattern)
+	if len(m) == 0 {
+		t.Fatalf("no file matches %s", pattern)
+	}
+	return m[0]
+}
