@@ -10,8 +10,9 @@ import (
 // OpenAI's json_object mode also requires the word "JSON" in the prompt.
 const jsonInstruction = "Respond with a single JSON object only: no prose and no code fences."
 
-// errNotJSON reports that a JSON request got something else back.
-var errNotJSON = errors.New("the model did not return a JSON object — retry, or use a model that follows JSON instructions")
+// ErrNotJSON reports that a JSON request got something else back. Callers
+// that can re-ask (a judge, a proposer) retry on it.
+var ErrNotJSON = errors.New("the model did not return a JSON object — retry, or use a model that follows JSON instructions")
 
 // withJSONInstruction appends jsonInstruction to system.
 func withJSONInstruction(system string) string {
@@ -32,11 +33,11 @@ func extractJSON(text string) (string, error) {
 	}
 	i, j := strings.IndexByte(t, '{'), strings.LastIndexByte(t, '}')
 	if i < 0 || j < i {
-		return "", errNotJSON
+		return "", ErrNotJSON
 	}
 	obj := t[i : j+1]
 	if !json.Valid([]byte(obj)) {
-		return "", errNotJSON
+		return "", ErrNotJSON
 	}
 	return obj, nil
 }

@@ -117,13 +117,22 @@ func Judge(ctx context.Context, c Completer, query, answerText string, citations
 		JSON:        true,
 	}
 	resp, err := c.Complete(ctx, req)
-	if err != nil {
+	var perr error
+	switch {
+	case errors.Is(err, llm.ErrNotJSON):
+		// The client found no JSON object in the reply (prose): re-ask.
+		perr = err
+		if strings.TrimSpace(resp.Text) == "" {
+			resp.Text = "(JSON ではない応答)"
+		}
+	case err != nil:
 		return JudgeScores{}, fmt.Errorf("judge call: %w", err)
-	}
-	s, perr := ParseJudge(resp.Text)
-	if perr == nil {
-		s.Model = resp.Model
-		return s, nil
+	default:
+		var s JudgeScores
+		if s, perr = ParseJudge(resp.Text); perr == nil {
+			s.Model = resp.Model
+			return s, nil
+		}
 	}
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
@@ -132,7 +141,7 @@ func Judge(ctx context.Context, c Completer, query, answerText string, citations
 	if err != nil {
 		return JudgeScores{}, fmt.Errorf("judge retry after an unreadable reply (%v): %w", perr, err)
 	}
-	s, err = ParseJudge(resp.Text)
+	s, err := ParseJudge(resp.Text)
 	if err != nil {
 		return JudgeScores{}, fmt.Errorf("judge reply unreadable twice: %w", err)
 	}

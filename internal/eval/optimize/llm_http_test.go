@@ -1,0 +1,341 @@
+package optimize
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shirube/shirube/internal/llm"
+)
+
+// openAIFake is an httptest server speaking the OpenAI chat completions
+// wire protocol. It answers each request with reply(question), where
+// question is the "Question: ..." line of the proposer's prompt, and
+// records every request body.
+type openAIFake struct {
+	*httptest.Server
+	t      *testing.T
+	reply  func(question string) string
+	mu     sync.Mutex
+	bodies []map[string]any
+}
+
+func newOpenAIFake(t *testing.T, reply func(question string) string) *openAIFake {
+	t.Helper()
+	f := &openAIFake{t: t, reply: reply}
+	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *openAIFake) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		f.t.Errorf("request %s %s; want POST /v1/chat/completions", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
+	if got := r.Header.Get("Authorization"); got != "Bearer sk-test" {
+		f.t.Errorf("Authorization = %q", got)
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		f.t.Errorf("request body is not JSON: %v: %s", err, raw)
+	}
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	f.mu.Unlock()
+	q := ""
+	if line, ok := strings.CutPrefix(openAIUser(body), "Question: "); ok {
+		q, _, _ = strings.Cut(line, "\n")
+	}
+	resp, _ := json.Marshal(map[string]any{
+		"id": "chatcmpl-opt", "object": "chat.completion", "created": 1735445655, "model": "gpt-test-proposer",
+		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": f.reply(q)}, "finish_reason": "stop"}},
+		"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(resp)
+}
+
+func (f *openAIFake) requests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.bodies...)
+}
+
+// openAIMessage returns the content of the first message with role.
+func openAIMessage(body map[string]any, role string) string {
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		if mm["role"] == role {
+			s, _ := mm["content"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func openAIUser(body map[string]any) string { return openAIMessage(body, "user") }
+
+func newProposerClient(t *testing.T, base string) *llm.OpenAI {
+	t.Helper()
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: base + "/v1", MaxRetries: -1,
+		Sleep: func(context.Context, time.Duration) error {
+			t.Error("the client retried; no reply of the fake is retryable")
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+const (
+	httpMissedA = "database/runbooks/log_retention/page_001.md"
+	httpMissedB = "database/ネットワーク/vpn/page_002.md"
+	httpQA      = "インシデント発生時にログの保存期間を確認したい"
+	httpQB      = "VPNのタイムアウトは何分？"
+)
+
+// newSOCTree builds a small SOC database under a temp root.
+func newSOCTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, body := range map[string]string{
+		httpMissedA: "# ログ保存期間\n監査ログは1年間保存する。",
+		httpMissedB: "# VPN\n無操作が30分続くと切断される。",
+		"database/インシデント対応/概要/page_001.md":     "# インシデント対応の概要",
+		"database/runbooks/backup/page_003.md": "# バックアップ",
+	} {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// treeOf maps every path under dir (relative, slash-separated) to its
+// content, "/" for folders.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			m[filepath.ToSlash(rel)] = "/"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		m[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestLLMProposerOverHTTP drives LLMProposer through the real OpenAI client
+// against a fake chat completions server.
+func TestLLMProposerOverHTTP(t *testing.T) {
+	t.Run("valid proposal is copied and aliased", func(t *testing.T) {
+		root := newSOCTree(t)
+		scopeDir := filepath.Join(root, "database")
+		wantTree, _, err := ListTree(scopeDir, DefaultTreeDepth, treeLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newOpenAIFake(t, func(string) string {
+			return `{"folder":"インシデント対応/初動","reason":"初動対応でログ保存期間を確認する"}`
+		})
+		input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "database/runbooks/backup/page_003.md", "0", "n1"}})
+		var log strings.Builder
+		res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
+			Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL), Model: "gpt-test-proposer"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != 1 || res.Rows[0].Status != "optimized" {
+			t.Fatalf("rows %+v\nlog: %s", res.Rows, log.String())
+		}
+		if at := res.Rows[0].Attempts; len(at) != 1 || at[0].Folder != "インシデント対応/初動" || at[0].Reason != "初動対応でログ保存期間を確認する" {
+			t.Errorf("attempts %+v", at)
+		}
+		const copyPath = "database/インシデント対応/初動/page_001.md"
+		got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(copyPath)))
+		if err != nil || string(got) != "# ログ保存期間\n監査ログは1年間保存する。" {
+			t.Errorf("copy %s = %q, %v", copyPath, got, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(httpMissedA))); err != nil {
+			t.Errorf("original page gone: %v", err)
+		}
+		h, rows := readCSV(t, res.Output)
+		if h[len(h)-1] != "Optimized Reference Document" {
+			t.Errorf("header %q", h)
+		}
+		if want := httpMissedA + "|" + copyPath; rows[0][len(h)-1] != want {
+			t.Errorf("Optimized = %q; want %q", rows[0][len(h)-1], want)
+		}
+		if res.Manifest == "" {
+			t.Error("no manifest for the created copy")
+		}
+
+		reqs := srv.requests()
+		if len(reqs) != 1 {
+			t.Fatalf("%d requests; want 1", len(reqs))
+		}
+		body := reqs[0]
+		if body["model"] != "gpt-test-proposer" || body["temperature"] != 0.0 {
+			t.Errorf("model %v, temperature %v", body["model"], body["temperature"])
+		}
+		if rf, _ := body["response_format"].(map[string]any); rf["type"] != "json_object" {
+			t.Errorf("response_format = %v; want json_object", body["response_format"])
+		}
+		if sys := openAIMessage(body, "system"); sys != proposeSystem {
+			t.Errorf("system prompt = %q", sys)
+		}
+		user := openAIUser(body)
+		for _, want := range []string{
+			"Question: " + httpQA + "\n",
+			"Pages not found:\n- " + httpMissedA + "\n",
+			"Existing folders:\n" + wantTree,
+			"インシデント対応/ (0 pages)\n  概要/ (1 pages)\n",
+			"runbooks/ (0 pages)\n  backup/ (1 pages)\n  log_retention/ (1 pages)\n",
+		} {
+			if !strings.Contains(user, want) {
+				t.Errorf("prompt lacks %q:\n%s", want, user)
+			}
+		}
+	})
+
+	t.Run("path escapes are rejected", func(t *testing.T) {
+		outside := t.TempDir()
+		for _, folder := range []string{"../../etc", filepath.ToSlash(filepath.Join(outside, "stolen")), "/etc/shirube"} {
+			t.Run(folder, func(t *testing.T) {
+				root := newSOCTree(t)
+				// The parent of root's parent is where "../../etc" from
+				// the scope would land.
+				escape := filepath.Join(filepath.Dir(root), "etc")
+				before := treeOf(t, root)
+				srv := newOpenAIFake(t, func(string) string {
+					b, _ := json.Marshal(map[string]string{"folder": folder, "reason": "外に置く"})
+					return string(b)
+				})
+				input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "", "0", "n1"}})
+				var log strings.Builder
+				res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
+					Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL)}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(srv.requests()); n != 1 {
+					t.Errorf("%d requests; want 1", n)
+				}
+				st := res.Rows[0].Status
+				wantWhy := "leaves the scope"
+				if !strings.HasPrefix(folder, "..") {
+					wantWhy = "is absolute"
+				}
+				if !strings.HasPrefix(st, "skipped: rejected: ") || !strings.Contains(st, wantWhy) || strings.Contains(st, "\n") {
+					t.Errorf("status %q; want a one-line rejection saying %q", st, wantWhy)
+				}
+				if log.String() != "row 1: "+st+"\n" {
+					t.Errorf("log %q; want the one line %q", log.String(), "row 1: "+st)
+				}
+				if after := treeOf(t, root); !reflect.DeepEqual(after, before) {
+					t.Errorf("root changed:\n%v\nwant\n%v", after, before)
+				}
+				if _, err := os.Stat(escape); err == nil {
+					t.Errorf("%s was created", escape)
+				}
+				if es, _ := os.ReadDir(outside); len(es) != 0 {
+					t.Errorf("files written outside the scope: %v", es)
+				}
+				if res.Manifest != "" {
+					t.Errorf("manifest kept although nothing was created: %s", res.Manifest)
+				}
+				h, rows := readCSV(t, res.Output)
+				if rows[0][len(h)-1] != httpMissedA {
+					t.Errorf("Optimized = %q; want the original reference", rows[0][len(h)-1])
+				}
+			})
+		}
+	})
+
+	t.Run("malformed reply skips the row and the run continues", func(t *testing.T) {
+		root := newSOCTree(t)
+		wantTree, _, err := ListTree(filepath.Join(root, "database"), DefaultTreeDepth, treeLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := newOpenAIFake(t, func(q string) string {
+			if q == httpQA {
+				return "ログの保存期間の質問なので、インシデント対応フォルダが良いと思います。"
+			}
+			return `{"folder":"ネットワーク/リモートアクセス","reason":"VPNはリモートアクセス"}`
+		})
+		input := writeResults(t, t.TempDir(), [][]string{
+			{httpQA, httpMissedA, "", "0", "n1"},
+			{httpQB, httpMissedB, "", "0", "n2"},
+		})
+		var log strings.Builder
+		res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
+			Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Rows) != 2 {
+			t.Fatalf("rows %+v", res.Rows)
+		}
+		st := res.Rows[0].Status
+		if !strings.HasPrefix(st, "skipped: folder proposal: ") || !strings.Contains(st, "did not return a JSON object") || strings.Contains(st, "\n") {
+			t.Errorf("row 1 status %q; want a one-line skip for the non-JSON reply", st)
+		}
+		if !strings.Contains(log.String(), "row 1: "+st+"\n") {
+			t.Errorf("log lacks the skip line:\n%s", log.String())
+		}
+		if res.Rows[1].Status != "optimized" {
+			t.Errorf("row 2 status %q; want optimized", res.Rows[1].Status)
+		}
+		if _, err := os.Stat(filepath.Join(root, "database", "ネットワーク", "リモートアクセス", "page_002.md")); err != nil {
+			t.Errorf("row 2 copy missing: %v", err)
+		}
+		h, rows := readCSV(t, res.Output)
+		c := len(h) - 1
+		if rows[0][c] != httpMissedA {
+			t.Errorf("row 1 Optimized = %q; want the original", rows[0][c])
+		}
+		if want := httpMissedB + "|database/ネットワーク/リモートアクセス/page_002.md"; rows[1][c] != want {
+			t.Errorf("row 2 Optimized = %q; want %q", rows[1][c], want)
+		}
+		reqs := srv.requests()
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests; want 2", len(reqs))
+		}
+		for i, body := range reqs {
+			// Row 1 changed nothing, so both prompts show the tree as it was.
+			if u := openAIUser(body); !strings.Contains(u, "Existing folders:\n"+wantTree) || !strings.Contains(u, "ネットワーク/ (0 pages)\n  vpn/ (1 pages)\n") {
+				t.Errorf("request %d prompt lacks the tree:\n%s", i+1, u)
+			}
+		}
+	})
+}
