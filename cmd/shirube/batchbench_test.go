@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -71,31 +70,7 @@ func writeBenchInput(tb testing.TB, path string) int {
 // The helpers of evalcmds_test.go take *testing.T; these are their
 // testing.TB forms for the benchmarks (same environment, same root command).
 
-// offlineEnvTB is offlineEnv for any testing.TB.
-func offlineEnvTB(tb testing.TB) {
-	for _, k := range []string{"OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-		"SHIRUBE_PROVIDER", "SHIRUBE_MODEL", "SHIRUBE_GENERATOR", "SHIRUBE_DATA", "SHIRUBE_DATABASE", "SHIRUBE_INDEX",
-		"SHIRUBE_LOGS", "SHIRUBE_EMBEDDER", "SHIRUBE_K", "SHIRUBE_EVIDENCE_THRESHOLD"} {
-		tb.Setenv(k, "")
-	}
-	tb.Setenv("TMPDIR", tb.TempDir())
-}
 
-// mustRunTB is mustRun for any testing.TB: it runs one command line
-// in-process with evalRoot and fails unless it succeeds.
-func mustRunTB(tb testing.TB, args ...string) string {
-	tb.Helper()
-	root := evalRoot()
-	var out, errb bytes.Buffer
-	root.SetArgs(args)
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	root.SetIn(strings.NewReader(""))
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		tb.Fatalf("shirube %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, out.String(), errb.String())
-	}
-	return out.String()
-}
 
 // outField returns the value after "label: " on a line of out.
 func outField(tb testing.TB, out, label string) string {
@@ -111,7 +86,7 @@ func outField(tb testing.TB, out, label string) string {
 // fresh folder and makes it the working folder.
 func benchWorkspace(tb testing.TB) string {
 	tb.Helper()
-	offlineEnvTB(tb)
+	offlineEnv(tb)
 	src, err := filepath.Abs("../../examples/data")
 	if err != nil {
 		tb.Fatal(err)
@@ -121,7 +96,7 @@ func benchWorkspace(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	tb.Chdir(dir)
-	if out := mustRunTB(tb, "index"); !strings.Contains(out, "indexed 7 documents") {
+	if out := mustRun(tb, "index"); !strings.Contains(out, "indexed 7 documents") {
 		tb.Fatalf("index output:\n%s", out)
 	}
 	return dir
@@ -176,7 +151,7 @@ func benchBatch(b *testing.B) int {
 	iters := 0
 	for b.Loop() {
 		iters++
-		out := mustRunTB(b, "ask", "bench.csv", "--workers", "5", "--no-optimize",
+		out := mustRun(b, "ask", "bench.csv", "--workers", "5", "--no-optimize",
 			"--logs", "logs", "--results", filepath.Join("results", strconv.Itoa(iters)))
 		checkBatchResults(b, out, n)
 	}

@@ -49,7 +49,7 @@ func evalRoot() *cobra.Command {
 }
 
 // run executes one command line in-process.
-func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+func run(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	root := evalRoot()
 	var out, errb bytes.Buffer
@@ -62,7 +62,7 @@ func run(t *testing.T, stdin string, args ...string) (stdout, stderr string, err
 }
 
 // mustRun executes a command line that must succeed.
-func mustRun(t *testing.T, args ...string) string {
+func mustRun(t testing.TB, args ...string) string {
 	t.Helper()
 	out, errOut, err := run(t, "", args...)
 	if err != nil {
@@ -73,7 +73,7 @@ func mustRun(t *testing.T, args ...string) string {
 
 // offlineEnv removes every setting that could reach a real LLM or move the
 // folders, and keeps checkpoints inside the test.
-func offlineEnv(t *testing.T) {
+func offlineEnv(t testing.TB) {
 	for _, k := range []string{"OPENAI_API_KEY", "OPENAI_API_BASE", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
 		"SHIRUBE_PROVIDER", "SHIRUBE_MODEL", "SHIRUBE_GENERATOR", "SHIRUBE_DATA", "SHIRUBE_DATABASE", "SHIRUBE_INDEX",
 		"SHIRUBE_LOGS", "SHIRUBE_EMBEDDER", "SHIRUBE_K", "SHIRUBE_EVIDENCE_THRESHOLD"} {

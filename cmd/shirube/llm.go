@@ -79,6 +79,13 @@ func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*a
 	if err != nil {
 		return nil, nil, err
 	}
+	return assemble(cfg, s, s.Index().Analyzer(), warn)
+}
+
+// assemble builds the assistant over searcher s (nil before any index
+// exists): the generator the configuration asks for, the audit log and the
+// search settings.
+func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string)) (*assistant.Assistant, chatModel, error) {
 	var gen assistant.Generator
 	var model chatModel
 	switch cfg.EffectiveGenerator() {
@@ -88,9 +95,9 @@ func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*a
 			return nil, nil, err
 		}
 		model = m
-		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer()})}
+		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok})}
 	default:
-		gen = extractiveGen{answer.NewExtractive(s.Index().Analyzer(), answer.ExtractiveOptions{})}
+		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	}
 	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
 	a := assistant.New(s, gen, logger, assistant.Options{

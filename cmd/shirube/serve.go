@@ -15,7 +15,6 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/index"
@@ -130,25 +129,7 @@ func newAssistantWithoutIndex(cfg config.Config, warn func(string)) (*assistant.
 	if err != nil {
 		return nil, nil, err
 	}
-	var gen assistant.Generator
-	var model chatModel
-	switch cfg.EffectiveGenerator() {
-	case "llm":
-		m, name, err := newChatModel(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
-		model = m
-		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: a})}
-	default:
-		gen = extractiveGen{answer.NewExtractive(a, answer.ExtractiveOptions{})}
-	}
-	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
-	return assistant.New(nil, gen, logger, assistant.Options{
-		Search:            searchOptions(cfg),
-		EvidenceThreshold: cfg.EvidenceThreshold,
-		Warn:              warn,
-	}), model, nil
+	return assemble(cfg, nil, a, warn)
 }
 
 // serveRebuild returns the rebuild the page's button runs: index.Build
