@@ -70,8 +70,6 @@ func writeBenchInput(tb testing.TB, path string) int {
 // The helpers of evalcmds_test.go take *testing.T; these are their
 // testing.TB forms for the benchmarks (same environment, same root command).
 
-
-
 // outField returns the value after "label: " on a line of out.
 func outField(tb testing.TB, out, label string) string {
 	tb.Helper()
