@@ -99,6 +99,10 @@ type RefusalPoint struct {
 	// RefusedAbsent is the share of questions refused when their paragraph
 	// is left out (should be high).
 	RefusedAbsent float64 `json:"refused_without_paragraph"`
+	// SafeAbsent is the share of those questions that were refused or
+	// answered with a gold answer anyway (another paragraph held it): the
+	// share that did not produce an unsupported answer.
+	SafeAbsent float64 `json:"refused_or_still_correct_without_paragraph"`
 }
 
 // RefusalReport is the result of `shirube bench refusal`.
@@ -125,6 +129,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 		return RefusalReport{}, err
 	}
 	s := retrieve.New(ix)
+	gen := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})
 	pos := map[string]int{}
 	for i := 0; i < ix.Len(); i++ {
 		pos[ix.Chunk(i).ID] = i
@@ -134,16 +139,19 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 		qs = qs[:maxQueries]
 	}
 	var present, absent []float64
+	var stillCorrect []bool
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return RefusalReport{}, err
 		}
+		var last []retrieve.Result
 		best := func(excl func(int) bool) (float64, error) {
 			res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: 0.6, Exclude: excl})
 			b := 0.0
 			for _, r := range res {
 				b = max(b, r.EvidenceScore)
 			}
+			last = res
 			return b, err
 		}
 		p, err := best(nil)
@@ -162,21 +170,35 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 		}
 		present = append(present, p)
 		absent = append(absent, a)
+		ok := false
+		if ans, err := gen.Generate(ctx, q.Text, last); err == nil {
+			text := analysis.Normalize(ans.Text)
+			for _, g := range q.Answers {
+				if g = analysis.Normalize(strings.TrimSpace(g)); g != "" && strings.Contains(text, g) {
+					ok = true
+					break
+				}
+			}
+		}
+		stillCorrect = append(stillCorrect, ok)
 	}
 	point := func(t float64) RefusalPoint {
-		ans, ref := 0, 0
+		ans, ref, safe := 0, 0, 0
 		for _, p := range present {
 			if p >= t {
 				ans++
 			}
 		}
-		for _, a := range absent {
+		for i, a := range absent {
 			if a < t {
 				ref++
+				safe++
+			} else if stillCorrect[i] {
+				safe++
 			}
 		}
 		n := float64(max(1, len(present)))
-		return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n)}
+		return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n), SafeAbsent: round(float64(safe) / n)}
 	}
 	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, At: point(threshold), Machine: ThisMachine()}
 	for t := 0.20; t <= 0.901; t += 0.025 {
