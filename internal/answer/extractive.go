@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"fmt"
+	"github.com/shirube/shirube/internal/analysis"
 	"math"
 	"slices"
 	"sort"
@@ -426,7 +427,7 @@ func unknownsLine(query string, qterms []string, covered map[string]bool, answer
 	})
 	answer = normalize(answer)
 	missing = slices.DeleteFunc(missing, func(m string) bool {
-		return strings.Contains(answer, strings.ToLower(m))
+		return strings.Contains(answer, strings.ToLower(m)) || analysis.IsRequestWord(analysis.Normalize(m))
 	})
 	if len(missing) == 0 {
 		return nil

@@ -219,7 +219,7 @@ func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float6
 func (s *Searcher) coverage(qterms []string, text string) float64 {
 	words := qterms[:0:0]
 	for _, t := range qterms {
-		if !strings.HasPrefix(t, analysis.NGramPrefix) && !requestWords[t] {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) && !analysis.IsRequestWord(t) {
 			words = append(words, t)
 		}
 	}
@@ -330,22 +330,6 @@ func splitSentences(line string) []string {
 }
 
 func isKana(r rune) bool { return r >= 0x3041 && r <= 0x30ff }
-
-// requestWords are the words of how a question is asked rather than what it
-// asks about (「方法」「手順」「教える」…). They are left out of the evidence
-// coverage: 「ログを削除する方法は？」 is answered by a passage on deleting
-// logs whether or not it says 方法. Terms are in analysed form (base forms,
-// lower case, English stemmed).
-var requestWords = map[string]bool{
-	"方法": true, "手順": true, "やり方": true, "仕方": true, "対処": true, "対処法": true, "法": true,
-	"対応": true, "教える": true, "知る": true, "する": true, "ある": true, "いる": true, "なる": true,
-	"できる": true, "れる": true, "られる": true, "場合": true, "こと": true, "もの": true, "とき": true,
-	"時": true, "何": true, "どう": true, "なぜ": true, "いつ": true, "どこ": true, "誰": true,
-	"どれ": true, "どの": true, "いい": true, "よい": true, "良い": true, "必要": true, "について": true,
-	"詳細": true, "説明": true, "具体": true, "的": true, "ください": true, "下さい": true,
-	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
-	"do": true, "doe": true, "can": true, "should": true, "procedur": true, "step": true, "way": true,
-}
 
 func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
 	if drop == nil {

@@ -1,0 +1,482 @@
+// Package agent is the agentic retrieval loop of seed 003: facet planner →
+// route select → seed recall → frontier expand → evidence pull → coverage
+// check → corrective loop → verification → finalize (Answer / Evidence /
+// Unknowns), under the fast / balanced / deep profiles.
+//
+// Everything runs offline: the planner splits the question with Japanese
+// conjunctions and enumerations, must-have terms come from the index's
+// analyser, and coverage is checked against the retrieved text.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// Searcher runs one search (satisfied by *retrieve.Searcher).
+type Searcher interface {
+	Search(ctx context.Context, query string, opt retrieve.Options) ([]retrieve.Result, retrieve.Info, error)
+}
+
+// Stop reasons.
+const (
+	StopCoverage   = "coverage_satisfied" // top5 relevance and must-have hits reach the profile's thresholds
+	StopMaxRounds  = "max_rounds"
+	StopMaxCalls   = "max_calls"
+	StopNoNew      = "no_new_evidence" // two searches in a row added no evidence
+	StopNoQueries  = "no_queries"      // the corrective loop had nothing new to ask
+	StopNoEvidence = "no_evidence"     // nothing retrieved at all (with no queries left)
+)
+
+// Options configure Run.
+type Options struct {
+	Profile   string    // fast, balanced (default) or deep
+	Searcher  Searcher  // required
+	Tokenizer Tokenizer // required: the index's analyser
+	// K, when > 0, caps the returned evidence below the profile's
+	// MaxEvidence (the CLI's --k).
+	K int
+	// Search carries the base search settings (BM25Weight, Fusion, Mode);
+	// its K is replaced by the profile's search size.
+	Search retrieve.Options
+	// Planner, when set, decomposes the question with an LLM (one call,
+	// not counted against the search budget); any failure falls back to the
+	// offline planner and is reported in Result.PlannerError.
+	Planner Completer
+}
+
+// Step is one search of the loop.
+type Step struct {
+	Round   int      `json:"round"`
+	Phase   string   `json:"phase"` // seed_recall, corrective
+	Query   string   `json:"query"`
+	Results int      `json:"results"`
+	New     int      `json:"new"` // chunks that entered the evidence set
+	Top5    float64  `json:"top5_relevance"`
+	Hits    int      `json:"must_have_hits"`
+	Facets  []string `json:"facets,omitempty"` // facets the query was written for
+}
+
+// FacetCoverage is the verification of one facet.
+type FacetCoverage struct {
+	Facet   string   `json:"facet"`
+	Covered bool     `json:"covered"`
+	ChunkID string   `json:"chunk_id,omitempty"` // best supporting chunk
+	Matched []string `json:"matched"`            // must-have terms found there
+	Missing []string `json:"missing"`
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Profile       string            `json:"profile"`
+	Route         string            `json:"route"`
+	Facets        []Facet           `json:"facets"`
+	Queries       []string          `json:"queries"` // every query searched, in order
+	Rounds        int               `json:"rounds"`
+	Calls         int               `json:"calls"`
+	Evidence      []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
+	Top5Relevance float64           `json:"top5_relevance"`
+	MustHaveHits  int               `json:"must_have_hits"`
+	Coverage      []FacetCoverage   `json:"coverage"`
+	Unknowns      []string          `json:"unknowns"` // facets without supporting evidence
+	StopReason    string            `json:"stop_reason"`
+	Corrective    bool              `json:"corrective"` // the corrective loop ran
+	Trace         []Step            `json:"trace"`
+	Planner       string            `json:"planner"` // offline or llm
+	PlannerError  string            `json:"planner_error,omitempty"`
+}
+
+// Run answers question's retrieval need within the profile's budgets.
+func Run(ctx context.Context, question string, opt Options) (Result, error) {
+	prof, err := ProfileNamed(opt.Profile)
+	if err != nil {
+		return Result{}, err
+	}
+	if opt.Searcher == nil || opt.Tokenizer == nil {
+		return Result{}, errors.New("agent: Searcher and Tokenizer are required")
+	}
+	question = strings.TrimSpace(question)
+	if question == "" {
+		return Result{}, errors.New("agent: the question is empty")
+	}
+	plan := PlanQuestion(question, opt.Tokenizer, prof.CandidateBudget)
+	planner, perr := "offline", ""
+	if opt.Planner != nil {
+		p, err := PlanWithLLM(ctx, opt.Planner, question, opt.Tokenizer, prof.CandidateBudget)
+		if err != nil {
+			perr = err.Error()
+		} else {
+			plan, planner = p, "llm"
+		}
+	}
+	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}}
+	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr}
+	if err := r.loop(ctx); err != nil {
+		return r.finish(), err
+	}
+	return r.finish(), nil
+}
+
+type runner struct {
+	prof   Profile
+	opt    Options
+	plan   Plan
+	res    Result
+	pool   map[string]retrieve.Result // merged evidence by chunk id, best evidence score kept
+	asked  map[string]bool
+	streak int // consecutive searches without new evidence
+}
+
+func (r *runner) searchK() int {
+	k := r.prof.FirstK
+	if r.plan.Route == RouteGlobal {
+		k *= 2 // 対象範囲を広げる
+	}
+	return k
+}
+
+func (r *runner) loop(ctx context.Context) error {
+	queries := r.plan.Queries
+	phase := "seed_recall"
+	for round := 1; round <= r.prof.MaxRounds; round++ {
+		if len(queries) == 0 {
+			r.res.StopReason = StopNoQueries
+			return nil
+		}
+		r.res.Rounds = round
+		if round > 1 {
+			r.res.Corrective = true
+		}
+		for _, q := range queries {
+			if r.res.Calls >= r.prof.MaxCalls {
+				r.res.StopReason = StopMaxCalls
+				return nil
+			}
+			if err := r.search(ctx, round, phase, q); err != nil {
+				return err
+			}
+			// Within the corrective loop, stop as soon as coverage is
+			// satisfied, or after two searches in a row that add nothing
+			// (seed recall always runs whole).
+			if round > 1 && r.satisfied() {
+				r.res.StopReason = StopCoverage
+				return nil
+			}
+			if round > 1 && r.streak >= 2 {
+				r.res.StopReason = StopNoNew
+				return nil
+			}
+		}
+		if r.satisfied() {
+			r.res.StopReason = StopCoverage
+			return nil
+		}
+		if round > 1 && r.streak >= 2 {
+			r.res.StopReason = StopNoNew
+			return nil
+		}
+		if round == r.prof.MaxRounds {
+			break
+		}
+		if r.res.Calls >= r.prof.MaxCalls {
+			r.res.StopReason = StopMaxCalls
+			return nil
+		}
+		queries = r.corrective()
+		phase = "corrective"
+	}
+	r.res.StopReason = StopMaxRounds
+	return nil
+}
+
+// search runs one query and merges its results into the pool.
+func (r *runner) search(ctx context.Context, round int, phase, q string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sopt := r.opt.Search
+	sopt.K = r.searchK()
+	results, _, err := r.opt.Searcher.Search(ctx, q, sopt)
+	r.res.Calls++
+	r.asked[q] = true
+	r.res.Queries = append(r.res.Queries, q)
+	if err != nil {
+		return fmt.Errorf("agent: search %q: %w", q, err)
+	}
+	before := r.keptIDs()
+	for _, x := range results {
+		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
+			r.pool[x.ChunkID] = x
+		}
+	}
+	newCount := 0
+	for id := range r.keptIDs() {
+		if !before[id] {
+			newCount++
+		}
+	}
+	if newCount == 0 {
+		r.streak++
+	} else {
+		r.streak = 0
+	}
+	cov := r.coverage()
+	r.res.Trace = append(r.res.Trace, Step{
+		Round: round, Phase: phase, Query: q, Results: len(results), New: newCount,
+		Top5: r.top5(), Hits: hits(cov), Facets: r.facetsOf(q),
+	})
+	return nil
+}
+
+func better(a, b retrieve.Result) bool {
+	if a.EvidenceScore != b.EvidenceScore {
+		return a.EvidenceScore > b.EvidenceScore
+	}
+	return a.Score > b.Score
+}
+
+// ranked is the pool best first: evidence score, then fused score, then id.
+func (r *runner) ranked() []retrieve.Result {
+	out := make([]retrieve.Result, 0, len(r.pool))
+	for _, x := range r.pool {
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].EvidenceScore != out[j].EvidenceScore {
+			return out[i].EvidenceScore > out[j].EvidenceScore
+		}
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].ChunkID < out[j].ChunkID
+	})
+	return out
+}
+
+// kept is the evidence set: the verified supporting chunk of every covered
+// facet, then the best of the rest, up to the evidence cap.
+func (r *runner) kept() []retrieve.Result {
+	limit := r.prof.MaxEvidence
+	if r.opt.K > 0 && r.opt.K < limit {
+		limit = r.opt.K
+	}
+	ranked := r.ranked()
+	pinned := map[string]bool{}
+	for _, c := range r.coverage() {
+		if c.Covered && len(pinned) < limit {
+			pinned[c.ChunkID] = true
+		}
+	}
+	var out []retrieve.Result
+	for _, x := range ranked {
+		if pinned[x.ChunkID] {
+			out = append(out, x)
+		}
+	}
+	for _, x := range ranked {
+		if len(out) >= limit {
+			break
+		}
+		if !pinned[x.ChunkID] {
+			out = append(out, x)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out
+}
+
+func (r *runner) keptIDs() map[string]bool {
+	m := map[string]bool{}
+	for _, x := range r.kept() {
+		m[x.ChunkID] = true
+	}
+	return m
+}
+
+// top5 is the mean evidence score of the five best chunks retrieved.
+func (r *runner) top5() float64 {
+	ranked := r.ranked()
+	if len(ranked) > 5 {
+		ranked = ranked[:5]
+	}
+	if len(ranked) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, x := range ranked {
+		sum += x.EvidenceScore
+	}
+	return round4(sum / float64(len(ranked)))
+}
+
+// coverage verifies every facet against the retrieved text: a facet is
+// covered when one chunk holds at least two thirds of its must-have terms
+// (all of them when it has one or two).
+func (r *runner) coverage() []FacetCoverage {
+	ranked := r.ranked()
+	norms := make([]string, len(ranked))
+	for i, x := range ranked {
+		norms[i] = analysis.Normalize(x.Heading + "\n" + x.Text)
+	}
+	out := make([]FacetCoverage, 0, len(r.plan.Facets))
+	for _, f := range r.plan.Facets {
+		c := FacetCoverage{Facet: f.Text, Missing: f.MustHave, Matched: []string{}}
+		need := len(f.MustHave)
+		if need > 2 {
+			need = (2*need + 2) / 3
+		}
+		for i, n := range norms {
+			var m, miss []string
+			for _, t := range f.MustHave {
+				if present(n, t) {
+					m = append(m, t)
+				} else {
+					miss = append(miss, t)
+				}
+			}
+			if len(m) > len(c.Matched) {
+				c.Matched, c.Missing, c.ChunkID = m, miss, ranked[i].ChunkID
+			}
+			if len(m) == len(f.MustHave) {
+				break
+			}
+		}
+		if c.Missing == nil {
+			c.Missing = []string{}
+		}
+		c.Covered = len(f.MustHave) > 0 && len(c.Matched) >= need
+		if !c.Covered && len(c.Matched) == 0 {
+			c.ChunkID = ""
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func hits(cov []FacetCoverage) int {
+	n := 0
+	for _, c := range cov {
+		if c.Covered {
+			n++
+		}
+	}
+	return n
+}
+
+// mustHaveNeed is the profile's must-have threshold, capped at the number
+// of facets (a one-facet question cannot have two hits).
+func (r *runner) mustHaveNeed() int {
+	return min(r.prof.MinMustHave, max(len(r.plan.Facets), 1))
+}
+
+func (r *runner) satisfied() bool {
+	return r.top5() >= r.prof.MinTop5 && hits(r.coverage()) >= r.mustHaveNeed()
+}
+
+// corrective writes the next round's queries (frontier expansion driven by
+// facets): for every uncovered facet its must-have terms, then its missing
+// terms next to the best chunk's heading; when every facet is covered but
+// relevance is low, keyword and heading-anchored variants of each facet.
+// Queries already searched are skipped; at most the candidate budget.
+func (r *runner) corrective() []string {
+	cov := r.coverage()
+	var qs []string
+	add := func(q string) {
+		q = strings.TrimSpace(q)
+		if q != "" && !r.asked[q] && len(qs) < r.prof.CandidateBudget {
+			qs = appendNew(qs, q)
+		}
+	}
+	ranked := r.ranked()
+	heading := func(i int) string {
+		if i < len(ranked) {
+			return lastHeading(ranked[i].Heading)
+		}
+		return ""
+	}
+	lowRelevance := r.top5() < r.prof.MinTop5
+	for _, pass := range []int{0, 1, 2, 3} {
+		for i, f := range r.plan.Facets {
+			c := cov[i]
+			if c.Covered && pass < 2 || pass >= 2 && c.Covered && !lowRelevance {
+				continue
+			}
+			switch pass {
+			case 0: // the facet alone, then as keywords
+				add(f.Text)
+				add(strings.Join(f.MustHave, " "))
+			case 1: // what is still missing, anchored on the facet's best chunk
+				if len(c.Missing) > 0 && len(c.Matched) > 0 {
+					add(strings.Join(c.Missing, " "))
+				}
+			case 2: // frontier: facet terms next to the headings retrieved so far
+				for j := 0; j < 3; j++ {
+					if h := heading(j); h != "" && !strings.Contains(h, f.Text) {
+						add(h + " " + strings.Join(f.MustHave, " "))
+					}
+				}
+			case 3: // narrower: each half of a long facet's terms
+				if n := len(f.MustHave); n >= 4 {
+					add(strings.Join(f.MustHave[:n/2], " "))
+					add(strings.Join(f.MustHave[n/2:], " "))
+				}
+			}
+		}
+	}
+	return qs
+}
+
+// lastHeading is the innermost heading of a breadcrumb ("A > B > C").
+func lastHeading(h string) string {
+	if i := strings.LastIndex(h, ">"); i >= 0 {
+		h = h[i+1:]
+	}
+	return strings.TrimSpace(strings.TrimLeft(h, "# "))
+}
+
+// facetsOf names the facets a query was written for.
+func (r *runner) facetsOf(q string) []string {
+	var out []string
+	for _, f := range r.plan.Facets {
+		if strings.Contains(q, f.Text) || strings.Contains(q, strings.Join(f.MustHave, " ")) {
+			out = append(out, f.Text)
+		}
+	}
+	return out
+}
+
+// finish verifies the facets and fills the output contract.
+func (r *runner) finish() Result {
+	res := r.res
+	res.Evidence = r.kept()
+	if res.Evidence == nil {
+		res.Evidence = []retrieve.Result{}
+	}
+	res.Top5Relevance = r.top5()
+	res.Coverage = r.coverage()
+	res.MustHaveHits = hits(res.Coverage)
+	res.Unknowns = []string{}
+	for _, c := range res.Coverage {
+		if !c.Covered {
+			res.Unknowns = append(res.Unknowns, c.Facet)
+		}
+	}
+	if res.Queries == nil {
+		res.Queries = []string{}
+	}
+	if res.Facets == nil {
+		res.Facets = []Facet{}
+	}
+	if res.StopReason == "" && len(r.pool) == 0 {
+		res.StopReason = StopNoEvidence
+	}
+	return res
+}
+
+func round4(x float64) float64 { return float64(int64(x*1e4+0.5)) / 1e4 }

@@ -1,0 +1,508 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// bigrams is a tiny tokenizer: character bigrams of Japanese runs,
+// lower-cased words otherwise.
+type bigrams struct{}
+
+func (bigrams) Terms(s string) []string {
+	s = analysis.Normalize(s)
+	var out []string
+	var run []rune
+	var word []rune
+	flushRun := func() {
+		if len(run) == 1 {
+			out = append(out, string(run))
+		}
+		for i := 0; i+1 < len(run); i++ {
+			out = append(out, string(run[i:i+2]))
+		}
+		run = run[:0]
+	}
+	flushWord := func() {
+		if len(word) > 0 {
+			out = append(out, string(word))
+		}
+		word = word[:0]
+	}
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Han, unicode.Katakana, unicode.Hiragana) || r == 'ー':
+			flushWord()
+			if unicode.Is(unicode.Hiragana, r) { // particles break runs
+				flushRun()
+				continue
+			}
+			run = append(run, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushRun()
+			word = append(word, r)
+		default:
+			flushRun()
+			flushWord()
+		}
+	}
+	flushRun()
+	flushWord()
+	return out
+}
+
+func TestRouteSelection(t *testing.T) {
+	cases := []struct {
+		q      string
+		route  string
+		facets int
+	}{
+		{"バックアップからの復旧手順は？", RouteDirect, 1},
+		{"VPNに接続できない場合、どうすればいいですか", RouteDirect, 1},
+		{"ログの保管期間はどれくらい？", RouteDirect, 1},
+		{"アカウントロックアウトの解除手順と、マルウェア感染端末の隔離手順をそれぞれ教えて", RouteMultiHop, 2},
+		{"バックアップ及びログ保管の期間を教えて", RouteMultiHop, 2},
+		{"重大度S1とS2の違いは？", RouteMultiHop, 2},
+		{"EDR隔離とネットワーク遮断を比較して", RouteMultiHop, 2},
+		{"VPN vs 社内LAN", RouteMultiHop, 2},
+		{"パスワードやMFAの設定を教えて", RouteMultiHop, 2},
+		{"バックアップの取得頻度は？また、保管先はどこ？", RouteMultiHop, 2},
+		{"セキュリティ運用の方針をまとめて", RouteGlobal, 1},
+		{"全社のランブック一覧", RouteGlobal, 1},
+		{"インシデント対応の全体像", RouteGlobal, 1},
+		{"EDRとは何ですか", RouteDirect, 1},
+	}
+	for _, c := range cases {
+		p := PlanQuestion(c.q, bigrams{}, 4)
+		if p.Route != c.route || len(p.Facets) != c.facets {
+			t.Errorf("%s: route %s with %d facets %v, want %s with %d", c.q, p.Route, len(p.Facets), p.Facets, c.route, c.facets)
+		}
+		if p.Queries[0] != c.q {
+			t.Errorf("%s: first query %q, want the original", c.q, p.Queries[0])
+		}
+	}
+}
+
+func TestPlanFacetsAndBudget(t *testing.T) {
+	q := "アカウントロックアウトの解除手順と、マルウェア感染端末の隔離手順をそれぞれ教えて"
+	p := PlanQuestion(q, bigrams{}, 4)
+	want := []string{"アカウントロックアウトの解除手順", "マルウェア感染端末の隔離手順"}
+	if len(p.Facets) != 2 || p.Facets[0].Text != want[0] || p.Facets[1].Text != want[1] {
+		t.Fatalf("facets %+v, want %q", p.Facets, want)
+	}
+	if !slices.Equal(p.Queries, []string{q, want[0], want[1]}) {
+		t.Errorf("queries %q", p.Queries)
+	}
+	if !slices.Contains(p.Facets[1].MustHave, "隔離") || slices.Contains(p.Facets[1].MustHave, "手順") {
+		t.Errorf("must-have terms %q: want 隔離 and no request word", p.Facets[1].MustHave)
+	}
+	// fast's candidate budget is 2: the original and the first facet.
+	if p := PlanQuestion(q, bigrams{}, Profiles["fast"].CandidateBudget); len(p.Queries) != 2 {
+		t.Errorf("fast queries %q, want 2", p.Queries)
+	}
+	// The real analyser gives word terms, never n-grams, as must-haves.
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = PlanQuestion(q, a, 4)
+	for _, f := range p.Facets {
+		for _, m := range f.MustHave {
+			if strings.HasPrefix(m, analysis.NGramPrefix) || requestWords[m] {
+				t.Errorf("facet %s: must-have %q", f.Text, m)
+			}
+		}
+	}
+	t.Logf("analyser facets: %+v", p.Facets)
+}
+
+// fake is a Searcher over a few texts. Each result's evidence score is the
+// share of the query's bigrams found in the text, times scale. With fresh
+// set, every call returns new chunk ids (an endless supply of weak
+// evidence); with fixed set, every call returns the same chunks.
+type fake struct {
+	docs  map[string]string
+	scale float64
+	fresh bool
+	fixed []retrieve.Result
+	calls int
+	ks    []int
+}
+
+func (f *fake) Search(ctx context.Context, q string, opt retrieve.Options) ([]retrieve.Result, retrieve.Info, error) {
+	f.calls++
+	f.ks = append(f.ks, opt.K)
+	if f.fixed != nil {
+		return slices.Clone(f.fixed), retrieve.Info{}, nil
+	}
+	if f.fresh {
+		var out []retrieve.Result
+		for i := range 3 {
+			id := fmt.Sprintf("c%d-%d", f.calls, i)
+			// Weak, but a little better with every call.
+			out = append(out, retrieve.Result{ChunkID: id, Heading: fmt.Sprintf("# 見出し%d", f.calls), Text: "無関係な文書",
+				EvidenceScore: 0.2 + 0.01*float64(f.calls), Score: 1})
+		}
+		return out, retrieve.Info{}, nil
+	}
+	qt := bigrams{}.Terms(q)
+	var out []retrieve.Result
+	for id, text := range f.docs {
+		n := 0
+		for _, t := range qt {
+			if strings.Contains(text, t) {
+				n++
+			}
+		}
+		if n == 0 || len(qt) == 0 {
+			continue
+		}
+		s := f.scale * float64(n) / float64(len(qt))
+		out = append(out, retrieve.Result{ChunkID: id, Text: text, EvidenceScore: s, Score: s})
+	}
+	slices.SortFunc(out, func(a, b retrieve.Result) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ChunkID, b.ChunkID)
+	})
+	if len(out) > opt.K {
+		out = out[:opt.K]
+	}
+	return out, retrieve.Info{}, nil
+}
+
+const threeFacets = "バックアップの復旧手順と、ログの保管期間と、VPNの接続設定を教えて"
+
+func TestProfileBudgets(t *testing.T) {
+	calls := map[string]int{}
+	for _, name := range []string{"fast", "balanced", "deep"} {
+		f := &fake{fresh: true}
+		res, err := Run(context.Background(), threeFacets, Options{Profile: name, Searcher: f, Tokenizer: bigrams{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Profiles[name]
+		if f.calls != res.Calls || res.Calls > p.MaxCalls || res.Rounds > p.MaxRounds || res.Rounds < 1 {
+			t.Errorf("%s: %d calls (searcher saw %d), %d rounds; budget %d calls, %d rounds", name, res.Calls, f.calls, res.Rounds, p.MaxCalls, p.MaxRounds)
+		}
+		if len(res.Evidence) > p.MaxEvidence {
+			t.Errorf("%s: %d evidence, cap %d", name, len(res.Evidence), p.MaxEvidence)
+		}
+		for _, k := range f.ks {
+			if k != p.FirstK {
+				t.Errorf("%s: search size %d, want %d", name, k, p.FirstK)
+			}
+		}
+		perRound := map[int]int{}
+		for _, s := range res.Trace {
+			perRound[s.Round]++
+		}
+		for r, n := range perRound {
+			if n > p.CandidateBudget {
+				t.Errorf("%s: round %d ran %d queries, candidate budget %d", name, r, n, p.CandidateBudget)
+			}
+		}
+		if len(res.Unknowns) != 3 {
+			t.Errorf("%s: unknowns %q, want all three facets", name, res.Unknowns)
+		}
+		calls[name] = res.Calls
+		t.Logf("%s: %d calls, %d rounds, stop %s", name, res.Calls, res.Rounds, res.StopReason)
+	}
+	if calls["fast"] > 8 || !(calls["deep"] >= calls["balanced"] && calls["balanced"] >= calls["fast"]) {
+		t.Errorf("calls %v: want deep ≥ balanced ≥ fast, fast ≤ 8", calls)
+	}
+	if calls["deep"] <= calls["fast"] {
+		t.Errorf("calls %v: deep should explore more than fast on poor evidence", calls)
+	}
+}
+
+func TestFastIsOneRound(t *testing.T) {
+	f := &fake{fresh: true}
+	res, err := Run(context.Background(), threeFacets, Options{Profile: "fast", Searcher: f, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rounds != 1 || res.Calls != 2 || res.Corrective || res.StopReason != StopMaxRounds {
+		t.Errorf("fast: %d rounds, %d calls, corrective %v, stop %s", res.Rounds, res.Calls, res.Corrective, res.StopReason)
+	}
+}
+
+func TestMaxCallsStops(t *testing.T) {
+	// The built-in profiles cannot overrun their call budget by construction
+	// (candidate budget × rounds ≤ max calls); a tighter profile shows the cap.
+	Profiles["tiny"] = Profile{Name: "tiny", MaxRounds: 3, FirstK: 4, MaxEvidence: 4, MaxCalls: 3, MinTop5: 0.9, MinMustHave: 1, CandidateBudget: 2}
+	defer delete(Profiles, "tiny")
+	f := &fake{fresh: true}
+	res, err := Run(context.Background(), threeFacets, Options{Profile: "tiny", Searcher: f, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Calls != 3 || f.calls != 3 || res.StopReason != StopMaxCalls || res.Rounds != 2 {
+		t.Errorf("tiny: %d calls (searcher %d), %d rounds, stop %s; want 3 calls, 2 rounds, %s", res.Calls, f.calls, res.Rounds, res.StopReason, StopMaxCalls)
+	}
+}
+
+func TestCorrectiveLoopStopsWithoutNewEvidence(t *testing.T) {
+	weak := []retrieve.Result{
+		{ChunkID: "a", Text: "バックアップの取得", EvidenceScore: 0.3, Score: 1},
+		{ChunkID: "b", Text: "ログの取得", EvidenceScore: 0.2, Score: 0.5},
+	}
+	for _, name := range []string{"balanced", "deep"} {
+		f := &fake{fixed: weak}
+		res, err := Run(context.Background(), "バックアップの復旧手順は？", Options{Profile: name, Searcher: f, Tokenizer: bigrams{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Seed recall (1 search) is below the threshold: the corrective loop
+		// runs and stops after two searches that add nothing.
+		if !res.Corrective || res.Rounds != 2 || res.StopReason != StopNoNew || res.Calls != 3 {
+			t.Errorf("%s: corrective %v, %d rounds, %d calls, stop %s; want corrective, 2 rounds, 3 calls, %s\n%+v",
+				name, res.Corrective, res.Rounds, res.Calls, res.StopReason, StopNoNew, res.Trace)
+		}
+		if res.Top5Relevance != 0.25 {
+			t.Errorf("%s: top5 %v, want 0.25", name, res.Top5Relevance)
+		}
+		if len(res.Trace) < 2 || res.Trace[1].Phase != "corrective" || res.Trace[1].Query == res.Trace[0].Query {
+			t.Errorf("%s: trace %+v", name, res.Trace)
+		}
+	}
+}
+
+func TestCorrectiveLoopFindsMissingFacet(t *testing.T) {
+	// The plain question ranks the lockout chunks first; the isolation
+	// chunk only surfaces for its own facet query.
+	f := &fake{scale: 1, docs: map[string]string{
+		"lock1": "アカウントロックアウトの解除手順。本人確認の後に解除する。",
+		"lock2": "アカウントロックアウトの原因。解除手順の前に確認する。",
+		"mal":   "マルウェア感染端末の隔離。EDRで封じ込める。",
+		"other": "バックアップの復旧手順。",
+	}}
+	q := "アカウントロックアウトの解除手順と、マルウェア感染端末の隔離手順をそれぞれ教えて"
+	res, err := Run(context.Background(), q, Options{Profile: "balanced", Searcher: f, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := evidenceIDs(res)
+	if !slices.Contains(ids, "lock1") || !slices.Contains(ids, "mal") || len(res.Unknowns) != 0 || res.MustHaveHits != 2 {
+		t.Errorf("evidence %v, unknowns %q, hits %d", ids, res.Unknowns, res.MustHaveHits)
+	}
+}
+
+func TestCoverageSatisfiedStopsEarly(t *testing.T) {
+	f := &fake{scale: 1, docs: map[string]string{
+		"r": "バックアップからの復旧手順は次のとおり。",
+	}}
+	res, err := Run(context.Background(), "バックアップからの復旧手順は？", Options{Profile: "deep", Searcher: f, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != StopCoverage || res.Rounds != 1 || res.Calls != 1 || res.Corrective || res.Route != RouteDirect {
+		t.Errorf("stop %s after %d rounds, %d calls, corrective %v, route %s", res.StopReason, res.Rounds, res.Calls, res.Corrective, res.Route)
+	}
+	if res.MustHaveHits != 1 || len(res.Unknowns) != 0 || res.Top5Relevance != 1 {
+		t.Errorf("hits %d, unknowns %q, top5 %v", res.MustHaveHits, res.Unknowns, res.Top5Relevance)
+	}
+}
+
+func TestUnknownFacets(t *testing.T) {
+	f := &fake{scale: 1, docs: map[string]string{
+		"b": "バックアップの復旧手順。前日のスナップショットから戻す。",
+		"x": "社内の連絡先一覧。",
+	}}
+	res, err := Run(context.Background(), "バックアップの復旧手順と、社員食堂のランチメニューを教えて", Options{Profile: "deep", Searcher: f, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Unknowns, []string{"社員食堂のランチメニュー"}) || res.MustHaveHits != 1 {
+		t.Errorf("unknowns %q, hits %d; want the lunch facet only", res.Unknowns, res.MustHaveHits)
+	}
+	if len(res.Coverage) != 2 || !res.Coverage[0].Covered || res.Coverage[0].ChunkID != "b" || res.Coverage[1].Covered {
+		t.Errorf("coverage %+v", res.Coverage)
+	}
+	if res.StopReason == StopCoverage {
+		t.Errorf("stop %s with an unknown facet", res.StopReason)
+	}
+}
+
+func TestOptionsErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Run(ctx, "q", Options{Profile: "turbo", Searcher: &fake{}, Tokenizer: bigrams{}}); err == nil {
+		t.Error("unknown profile accepted")
+	}
+	if _, err := Run(ctx, "q", Options{}); err == nil {
+		t.Error("missing searcher accepted")
+	}
+	if _, err := Run(ctx, "  ", Options{Searcher: &fake{}, Tokenizer: bigrams{}}); err == nil {
+		t.Error("empty question accepted")
+	}
+	if p, err := ProfileNamed(""); err != nil || p.Name != "balanced" {
+		t.Errorf("default profile %+v, %v", p, err)
+	}
+	// K caps the evidence below the profile's MaxEvidence.
+	f := &fake{fresh: true}
+	res, err := Run(ctx, threeFacets, Options{Profile: "deep", Searcher: f, Tokenizer: bigrams{}, K: 3})
+	if err != nil || len(res.Evidence) != 3 {
+		t.Errorf("K 3: %d evidence, %v", len(res.Evidence), err)
+	}
+}
+
+func evidenceIDs(res Result) []string {
+	var ids []string
+	for _, e := range res.Evidence {
+		ids = append(ids, e.ChunkID)
+	}
+	return ids
+}
+
+func files(rs []retrieve.Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, filepath.Base(filepath.Dir(r.File)))
+	}
+	return out
+}
+
+func hasFile(rs []retrieve.Result, name string) bool {
+	for _, r := range rs {
+		if strings.Contains(r.File, name) || strings.Contains(r.Source, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDemoCorpus runs the loop on the bundled demo corpus.
+func TestDemoCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo index")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	_, err := index.Build(ctx, index.BuildOptions{
+		DataDir: "../../examples/data", DatabaseDir: filepath.Join(dir, "database"), Dir: filepath.Join(dir, "index"),
+		Chunk:    chunk.Options{Size: 500, Overlap: 50},
+		Analyzer: analysis.DefaultOptions(),
+		Embedder: "local",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := index.Open(ctx, filepath.Join(dir, "index"), index.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := retrieve.New(ix)
+	base := retrieve.Options{BM25Weight: 0.6}
+
+	q := "アカウントロックアウトの解除手順と、マルウェア感染端末の隔離手順をそれぞれ教えて"
+	plain, _, err := s.Search(ctx, q, retrieve.Options{K: 4, BM25Weight: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plain k=4: %v", files(plain))
+
+	for _, name := range []string{"fast", "balanced", "deep"} {
+		res, err := Run(ctx, q, Options{Profile: name, Searcher: s, Tokenizer: ix.Analyzer(), Search: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: route %s, %d calls, %d rounds, top5 %.3f, hits %d, stop %s, unknowns %q\n  queries %q\n  evidence %v",
+			name, res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, res.StopReason, res.Unknowns, res.Queries, files(res.Evidence))
+		if res.Route != RouteMultiHop || len(res.Facets) != 2 {
+			t.Errorf("%s: route %s, facets %+v", name, res.Route, res.Facets)
+		}
+		if name == "fast" {
+			continue
+		}
+		if !hasFile(res.Evidence, "account_lockout") || !hasFile(res.Evidence, "malware_isolation") {
+			t.Errorf("%s: evidence %v lacks one of the runbooks", name, files(res.Evidence))
+		}
+		if len(res.Unknowns) != 0 || res.MustHaveHits != 2 {
+			t.Errorf("%s: unknowns %q, hits %d", name, res.Unknowns, res.MustHaveHits)
+		}
+	}
+
+	// Here the plain search is taken over by one runbook; the facet
+	// queries bring the other.
+	q = "バックアップからの復旧手順と、ログの保管期間をそれぞれ教えて"
+	plain, _, err = s.Search(ctx, q, retrieve.Options{K: 4, BM25Weight: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, q, Options{Searcher: s, Tokenizer: ix.Analyzer(), Search: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plain k=4: %v; balanced: %d calls, evidence %v", files(plain), res.Calls, files(res.Evidence))
+	if !hasFile(res.Evidence, "backup_restore") || !hasFile(res.Evidence, "log_retention") || len(res.Unknowns) != 0 {
+		t.Errorf("balanced: evidence %v, unknowns %q", files(res.Evidence), res.Unknowns)
+	}
+
+	// A direct question stays cheap.
+	res, err = Run(ctx, "バックアップからの復旧手順は？", Options{Searcher: s, Tokenizer: ix.Analyzer(), Search: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("direct: route %s, %d calls, %d rounds, top5 %.3f, stop %s, evidence %v", res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.StopReason, files(res.Evidence))
+	if res.Route != RouteDirect || !hasFile(res.Evidence, "backup_restore") || res.Calls > Profiles["balanced"].MaxCalls {
+		t.Errorf("direct: route %s, evidence %v", res.Route, files(res.Evidence))
+	}
+	// Off-corpus: nothing covers the facet, it lands in Unknowns.
+	res, err = Run(ctx, "社員食堂の今週のランチメニューを教えて", Options{Searcher: s, Tokenizer: ix.Analyzer(), Search: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("off-corpus: %d calls, %d rounds, top5 %.3f, stop %s, unknowns %q", res.Calls, res.Rounds, res.Top5Relevance, res.StopReason, res.Unknowns)
+	if len(res.Unknowns) != 1 {
+		t.Errorf("off-corpus: unknowns %q", res.Unknowns)
+	}
+}
+
+type completer struct {
+	text string
+	err  error
+	req  llm.Request
+}
+
+func (c *completer) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	c.req = req
+	return llm.Response{Text: c.text}, c.err
+}
+
+func TestLLMPlanner(t *testing.T) {
+	q := "ロックアウト解除とマルウェア隔離、どちらを先にやるべき？"
+	c := &completer{text: "```json\n{\"route\": \"multi_hop\", \"facets\": [\"ロックアウトの解除\", \"マルウェア感染端末の隔離\", \"対応の優先順位\"]}\n```"}
+	f := &fake{scale: 1, docs: map[string]string{"x": "ロックアウトの解除。"}}
+	res, err := Run(context.Background(), q, Options{Searcher: f, Tokenizer: bigrams{}, Planner: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Planner != "llm" || res.Route != RouteMultiHop || len(res.Facets) != 3 || !c.req.JSON {
+		t.Errorf("planner %s, route %s, facets %+v", res.Planner, res.Route, res.Facets)
+	}
+	if res.Queries[0] != q || res.Queries[1] != "ロックアウトの解除" {
+		t.Errorf("queries %q", res.Queries)
+	}
+	// A failing or unusable planner falls back to the offline plan.
+	for _, bad := range []*completer{{err: fmt.Errorf("offline")}, {text: "I cannot"}, {text: `{"route":"sideways","facets":["x"]}`}} {
+		res, err := Run(context.Background(), q, Options{Searcher: f, Tokenizer: bigrams{}, Planner: bad})
+		if err != nil || res.Planner != "offline" || res.PlannerError == "" || len(res.Facets) == 0 {
+			t.Errorf("fallback: planner %s (%s), facets %+v, %v", res.Planner, res.PlannerError, res.Facets, err)
+		}
+	}
+}

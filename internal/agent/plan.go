@@ -1,0 +1,320 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/analysis"
+)
+
+// Routes (seed 003 "Route Selection").
+const (
+	RouteDirect   = "direct"    // 単一事実・単一対象: minimal search
+	RouteMultiHop = "multi_hop" // 複数条件/比較: facet queries, iterative search
+	RouteGlobal   = "global"    // 組織横断サマリ・方針: wider search
+)
+
+// Profile is one execution profile of seed 003 with its budgets and
+// corrective thresholds.
+type Profile struct {
+	Name            string
+	MaxRounds       int     // seed recall counts as round 1
+	FirstK          int     // size of each search ("search first")
+	MaxEvidence     int     // most evidence chunks kept (max_note_fetch)
+	MaxCalls        int     // most searches (max_cli_calls)
+	MinTop5         float64 // min_top5_relevance
+	MinMustHave     int     // min_must_have_evidence_hits (capped at the number of facets)
+	CandidateBudget int     // candidate queries per round
+}
+
+// DefaultProfile is the seed's recommended default.
+const DefaultProfile = "balanced"
+
+// Profiles are the three profiles of seed 003.
+var Profiles = map[string]Profile{
+	"fast":     {Name: "fast", MaxRounds: 1, FirstK: 8, MaxEvidence: 4, MaxCalls: 8, MinTop5: 0.60, MinMustHave: 1, CandidateBudget: 2},
+	"balanced": {Name: "balanced", MaxRounds: 2, FirstK: 16, MaxEvidence: 8, MaxCalls: 16, MinTop5: 0.75, MinMustHave: 2, CandidateBudget: 4},
+	"deep":     {Name: "deep", MaxRounds: 3, FirstK: 24, MaxEvidence: 16, MaxCalls: 28, MinTop5: 0.85, MinMustHave: 2, CandidateBudget: 7},
+}
+
+// ProfileNamed returns the profile called name ("" means DefaultProfile).
+func ProfileNamed(name string) (Profile, error) {
+	if name == "" {
+		name = DefaultProfile
+	}
+	p, ok := Profiles[strings.ToLower(strings.TrimSpace(name))]
+	if !ok {
+		return Profile{}, fmt.Errorf("profile %q: use fast, balanced or deep", name)
+	}
+	return p, nil
+}
+
+// Tokenizer turns text into analysed terms (the index's analyser).
+type Tokenizer interface {
+	Terms(text string) []string
+}
+
+// Facet is one part of a question that needs its own evidence.
+type Facet struct {
+	Text     string   `json:"text"`
+	MustHave []string `json:"must_have"` // content terms the evidence must contain
+}
+
+// Plan is the outcome of facet planning.
+type Plan struct {
+	Route   string   `json:"route"`
+	Facets  []Facet  `json:"facets"`
+	Queries []string `json:"queries"` // seed-recall candidates: original first, then facets
+}
+
+// comparisonWords make a question multi_hop.
+var comparisonWords = []string{"違い", "比較", "vs", "対比", "差分", "異なる", "相違"}
+
+// globalWords make a question global.
+var globalWords = []string{"全体", "一覧", "方針", "まとめ", "全社", "横断", "総括"}
+
+// markerWords are stripped from facets: they say how to answer, not what.
+var markerWords = []string{"それぞれ", "各々", "おのおの"}
+
+// trailing request phrases removed from the end of a facet's text.
+var trailers = []string{
+	"を教えてください", "を教えて下さい", "について教えてください", "について教えて", "を教えて",
+	"教えてください", "教えて", "を知りたい", "は何ですか", "はなんですか", "とは何か", "ですか",
+	"は?", "は", "を", "について",
+}
+
+// clauseEnds end a subordinate clause: a 「、」 after them does not start
+// a new facet (「VPNに接続できない場合、どうする」).
+var clauseEnds = []string{"場合", "際", "時", "とき", "ため", "後", "前", "ので", "から", "けど", "なら", "ば", "て", "で", "は", "が", "も"}
+
+// requestWords are analysed terms of how a question is asked, never
+// must-have terms (mirrors retrieve's list).
+var requestWords = map[string]bool{
+	"方法": true, "手順": true, "やり方": true, "仕方": true, "対処": true, "対処法": true, "法": true,
+	"対応": true, "教える": true, "知る": true, "する": true, "ある": true, "いる": true, "なる": true,
+	"できる": true, "れる": true, "られる": true, "場合": true, "こと": true, "もの": true, "とき": true,
+	"時": true, "何": true, "どう": true, "なぜ": true, "いつ": true, "どこ": true, "誰": true,
+	"どれ": true, "どの": true, "いい": true, "よい": true, "良い": true, "必要": true, "について": true,
+	"詳細": true, "説明": true, "具体": true, "的": true, "ください": true, "下さい": true,
+	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
+	"do": true, "doe": true, "can": true, "should": true, "procedur": true, "step": true, "way": true,
+	"それぞれ": true, "違い": true, "比較": true, "vs": true, "全体": true, "一覧": true, "まとめ": true,
+	"まとめる": true, "知りたい": true, "たい": true, "です": true, "ます": true,
+}
+
+// PlanQuestion decomposes question into facets offline, selects the route
+// and lists up to budget seed-recall queries (the original question first,
+// then one per facet). tok extracts the must-have terms.
+func PlanQuestion(question string, tok Tokenizer, budget int) Plan {
+	q := strings.TrimSpace(question)
+	norm := analysis.Normalize(q)
+	var facets []Facet
+	seen := map[string]bool{}
+	for _, part := range splitFacets(q) {
+		text := cleanFacet(part)
+		terms := mustHave(tok, text)
+		if len(terms) == 0 {
+			continue
+		}
+		key := strings.Join(terms, "\x00")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		facets = append(facets, Facet{Text: text, MustHave: terms})
+	}
+	if len(facets) == 0 {
+		if terms := mustHave(tok, cleanFacet(q)); len(terms) > 0 {
+			facets = []Facet{{Text: cleanFacet(q), MustHave: terms}}
+		}
+	}
+	p := Plan{Route: RouteDirect, Facets: facets}
+	switch {
+	case containsAny(norm, comparisonWords):
+		p.Route = RouteMultiHop
+	case containsAny(norm, globalWords):
+		p.Route = RouteGlobal
+	case len(facets) > 1:
+		p.Route = RouteMultiHop
+	}
+	if budget < 1 {
+		budget = 1
+	}
+	p.Queries = []string{q}
+	if len(facets) > 1 {
+		for _, f := range facets {
+			if len(p.Queries) >= budget {
+				break
+			}
+			p.Queries = appendNew(p.Queries, f.Text)
+		}
+	}
+	return p
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func appendNew(qs []string, q string) []string {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return qs
+	}
+	for _, x := range qs {
+		if x == q {
+			return qs
+		}
+	}
+	return append(qs, q)
+}
+
+// splitFacets cuts a question at Japanese enumerations and conjunctions:
+// 「及び」「および」「並びに」「また」, list commas, and 「と」「や」 right after
+// a noun (a character that is not hiragana), except 「とは」「として」「という」
+// 「とする」.
+func splitFacets(q string) []string {
+	rs := []rune(q)
+	var parts []string
+	var cur []rune
+	flush := func() {
+		if s := strings.TrimSpace(string(cur)); s != "" {
+			parts = append(parts, s)
+		}
+		cur = cur[:0]
+	}
+	hasPrefix := func(i int, s string) bool {
+		return strings.HasPrefix(string(rs[i:]), s)
+	}
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		prevNoun := len(cur) > 0 && !isHiragana(cur[len(cur)-1]) && !unicode.IsSpace(cur[len(cur)-1]) && !unicode.IsPunct(cur[len(cur)-1])
+		switch {
+		case hasPrefix(i, "および") || hasPrefix(i, "並びに"):
+			flush()
+			i += 2
+			continue
+		case hasPrefix(i, "及び"):
+			flush()
+			i++
+			continue
+		case hasPrefix(i, "また") && (len(cur) == 0 || i+2 < len(rs) && (rs[i+2] == '、' || rs[i+2] == ',')):
+			flush()
+			i++
+			continue
+		case r == '、' || r == ',' || r == '，' || r == '。' || r == '？' || r == '?' || r == '\n' || r == ';' || r == '；':
+			if r == '、' || r == ',' || r == '，' {
+				if endsWithAny(string(cur), clauseEnds) {
+					cur = append(cur, r)
+					continue
+				}
+			}
+			flush()
+			continue
+		case (r == 'と' || r == 'や') && prevNoun && i+1 < len(rs):
+			rest := string(rs[i+1:])
+			if r == 'と' && (strings.HasPrefix(rest, "は") || strings.HasPrefix(rest, "して") ||
+				strings.HasPrefix(rest, "いう") || strings.HasPrefix(rest, "する") || strings.HasPrefix(rest, "なる") ||
+				strings.HasPrefix(rest, "も")) {
+				break
+			}
+			flush()
+			continue
+		case r == ' ' || r == '　':
+			// "A vs B"
+			if hasPrefix(i, " vs ") || hasPrefix(i, " VS ") {
+				flush()
+				i += 3
+				continue
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return parts
+}
+
+func endsWithAny(s string, ends []string) bool {
+	s = strings.TrimSpace(s)
+	for _, e := range ends {
+		if strings.HasSuffix(s, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
+
+// cleanFacet strips markers (「それぞれ」) and trailing request phrases.
+func cleanFacet(s string) string {
+	for _, m := range markerWords {
+		s = strings.ReplaceAll(s, m, "")
+	}
+	s = strings.TrimSpace(s)
+	for changed := true; changed; {
+		changed = false
+		s = strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+		for _, t := range trailers {
+			if strings.HasSuffix(s, t) && utf8.RuneCountInString(s) > utf8.RuneCountInString(t)+1 {
+				s = strings.TrimSuffix(s, t)
+				changed = true
+			}
+		}
+	}
+	return s
+}
+
+// mustHave returns the distinct content terms of text: word terms when the
+// analyser produced any (character n-grams otherwise), without request and
+// route words.
+func mustHave(tok Tokenizer, text string) []string {
+	if tok == nil || strings.TrimSpace(text) == "" {
+		return nil
+	}
+	all := tok.Terms(text)
+	hasWords := false
+	for _, t := range all {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) {
+			hasWords = true
+			break
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range all {
+		if hasWords == strings.HasPrefix(t, analysis.NGramPrefix) {
+			continue
+		}
+		t = strings.TrimPrefix(t, analysis.NGramPrefix)
+		if t == "" || seen[t] || requestWords[t] {
+			continue
+		}
+		if rs := []rune(t); len(rs) == 1 && (isHiragana(rs[0]) || rs[0] < 0x80) {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+// present reports whether term occurs in normalised text; a verb or
+// adjective in base form (止める) also matches its stem (止め).
+func present(norm, t string) bool {
+	if strings.Contains(norm, t) {
+		return true
+	}
+	r := []rune(t)
+	if len(r) >= 3 && isHiragana(r[len(r)-1]) {
+		return strings.Contains(norm, string(r[:len(r)-1]))
+	}
+	return false
+}
