@@ -24,6 +24,7 @@ func addAnswerFlags(cmd *cobra.Command) {
 	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
 	f.String("model", "", "model id or alias (haiku, sonnet, opus for Anthropic; default gpt-4o-mini / sonnet)")
 	f.Float64("evidence-threshold", config.DefaultEvidenceThreshold, "refuse when the best absolute evidence score is below this")
+	f.String("profile", "", "agentic retrieval (seed 003): fast, balanced or deep; empty = one hybrid search")
 }
 
 func newSessionID(prefix string) string {

@@ -179,3 +179,35 @@ func mustGlob(t *testing.T, pattern string) string {
 	}
 	return m[0]
 }
+
+func TestAskAgentProfiles(t *testing.T) {
+	fixture := indexedFixture(t)
+	ws := workspace(t, fixture)
+	q := "バックアップからの復旧手順と、ログの保管期間をそれぞれ教えて"
+	for _, profile := range []string{"fast", "balanced", "deep"} {
+		out := mustRun(t, "ask", "--json", "--profile", profile, q)
+		var rep assistant.Reply
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v", profile, err)
+		}
+		if len(rep.SearchResults) == 0 || len(rep.Evidence) == 0 {
+			t.Fatalf("%s: no evidence: %+v", profile, rep)
+		}
+		if profile == "fast" {
+			continue
+		}
+		docs := map[string]bool{}
+		for _, r := range rep.SearchResults {
+			docs[strings.Split(r.File, "/")[2]] = true
+		}
+		if !docs["backup_restore"] || !docs["log_retention"] {
+			t.Errorf("%s: both facets should be covered, got %v", profile, docs)
+		}
+	}
+	if n := len(auditLines(t, filepath.Join(ws, "logs"))); n != 3 {
+		t.Errorf("%d audit lines, want 3", n)
+	}
+	if _, _, err := run(t, "", "ask", "--profile", "turbo", q); err == nil || !strings.Contains(err.Error(), "fast, balanced or deep") {
+		t.Errorf("bad profile: %v", err)
+	}
+}

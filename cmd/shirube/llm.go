@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/shirube/shirube/internal/agent"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/auditlog"
@@ -100,12 +102,29 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	}
 	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
-	a := assistant.New(s, gen, logger, assistant.Options{
+	opt := assistant.Options{
 		Search:            searchOptions(cfg),
 		EvidenceThreshold: cfg.EvidenceThreshold,
 		Warn:              warn,
-	})
-	return a, model, nil
+	}
+	if cfg.Profile != "" {
+		opt.Retrieve = agentRetriever(cfg.Profile, tok, os.Stderr)
+	}
+	return assistant.New(s, gen, logger, opt), model, nil
+}
+
+// agentRetriever runs seed 003's agentic loop (facets, routes, corrective
+// re-search within the profile's budget) in place of one search.
+func agentRetriever(profile string, tok answer.Tokenizer, trace io.Writer) assistant.Retriever {
+	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) ([]retrieve.Result, []string, error) {
+		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt})
+		if err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(trace, "(profile %s: route %s, %d searches in %d rounds, top5 relevance %.2f, must-have %d/%d, stop: %s)\n",
+			res.Profile, res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, len(res.Facets), res.StopReason)
+		return res.Evidence, res.Unknowns, nil
+	}
 }
 
 // newSession starts a conversation that rewrites follow-ups with the LLM

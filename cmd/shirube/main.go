@@ -131,6 +131,7 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	str("generator", &c.Generator)
 	str("provider", &c.Provider)
 	str("model", &c.LLMModel)
+	str("profile", &c.Profile)
 	if err != nil {
 		return err
 	}

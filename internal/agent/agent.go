@@ -115,7 +115,7 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 			plan, planner = p, "llm"
 		}
 	}
-	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}}
+	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}}
 	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr}
 	if err := r.loop(ctx); err != nil {
 		return r.finish(), err
@@ -130,7 +130,8 @@ type runner struct {
 	res    Result
 	pool   map[string]retrieve.Result // merged evidence by chunk id, best evidence score kept
 	asked  map[string]bool
-	streak int // consecutive searches without new evidence
+	streak int               // consecutive searches without new evidence
+	norm   map[string]string // normalised text by chunk id
 }
 
 func (r *runner) searchK() int {
@@ -322,7 +323,12 @@ func (r *runner) coverage() []FacetCoverage {
 	ranked := r.ranked()
 	norms := make([]string, len(ranked))
 	for i, x := range ranked {
-		norms[i] = analysis.Normalize(x.Heading + "\n" + x.Text)
+		n, ok := r.norm[x.ChunkID]
+		if !ok {
+			n = analysis.Normalize(x.Heading + "\n" + x.Text)
+			r.norm[x.ChunkID] = n
+		}
+		norms[i] = n
 	}
 	out := make([]FacetCoverage, 0, len(r.plan.Facets))
 	for _, f := range r.plan.Facets {

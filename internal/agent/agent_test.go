@@ -119,7 +119,7 @@ func TestPlanFacetsAndBudget(t *testing.T) {
 	p = PlanQuestion(q, a, 4)
 	for _, f := range p.Facets {
 		for _, m := range f.MustHave {
-			if strings.HasPrefix(m, analysis.NGramPrefix) || requestWords[m] {
+			if strings.HasPrefix(m, analysis.NGramPrefix) || isRequest(m) {
 				t.Errorf("facet %s: must-have %q", f.Text, m)
 			}
 		}

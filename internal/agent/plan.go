@@ -89,20 +89,16 @@ var trailers = []string{
 // a new facet (「VPNに接続できない場合、どうする」).
 var clauseEnds = []string{"場合", "際", "時", "とき", "ため", "後", "前", "ので", "から", "けど", "なら", "ば", "て", "で", "は", "が", "も"}
 
-// requestWords are analysed terms of how a question is asked, never
-// must-have terms (mirrors retrieve's list).
-var requestWords = map[string]bool{
-	"方法": true, "手順": true, "やり方": true, "仕方": true, "対処": true, "対処法": true, "法": true,
-	"対応": true, "教える": true, "知る": true, "する": true, "ある": true, "いる": true, "なる": true,
-	"できる": true, "れる": true, "られる": true, "場合": true, "こと": true, "もの": true, "とき": true,
-	"時": true, "何": true, "どう": true, "なぜ": true, "いつ": true, "どこ": true, "誰": true,
-	"どれ": true, "どの": true, "いい": true, "よい": true, "良い": true, "必要": true, "について": true,
-	"詳細": true, "説明": true, "具体": true, "的": true, "ください": true, "下さい": true,
-	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
-	"do": true, "doe": true, "can": true, "should": true, "procedur": true, "step": true, "way": true,
+// routeWords are analysed terms of how to answer (route and marker
+// words), never must-have terms; analysis.IsRequestWord covers how a
+// question is asked (方法, 手順, 教える…).
+var routeWords = map[string]bool{
 	"それぞれ": true, "違い": true, "比較": true, "vs": true, "全体": true, "一覧": true, "まとめ": true,
 	"まとめる": true, "知りたい": true, "たい": true, "です": true, "ます": true,
 }
+
+// isRequest reports whether term is a request or route word.
+func isRequest(term string) bool { return routeWords[term] || analysis.IsRequestWord(term) }
 
 // PlanQuestion decomposes question into facets offline, selects the route
 // and lists up to budget seed-recall queries (the original question first,
@@ -294,7 +290,7 @@ func mustHave(tok Tokenizer, text string) []string {
 			continue
 		}
 		t = strings.TrimPrefix(t, analysis.NGramPrefix)
-		if t == "" || seen[t] || requestWords[t] {
+		if t == "" || seen[t] || isRequest(t) {
 			continue
 		}
 		if rs := []rune(t); len(rs) == 1 && (isHiragana(rs[0]) || rs[0] < 0x80) {

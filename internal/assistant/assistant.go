@@ -41,11 +41,19 @@ type Logger interface {
 	Log(ctx context.Context, e auditlog.Entry) error
 }
 
+// Retriever replaces the single hybrid search with another retrieval
+// strategy, such as the agentic loop of seed 003 (internal/agent). It
+// returns the evidence, best first, and the parts of the question it found
+// no evidence for.
+type Retriever func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (results []retrieve.Result, unknowns []string, err error)
+
 // Options are an Assistant's settings.
 type Options struct {
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default 0.5)
 	Warn              func(string)     // audit-log failures and other warnings
+	// Retrieve, when set, is used instead of one Searcher.Search call.
+	Retrieve Retriever
 }
 
 // Assistant answers questions. Create it with New.
@@ -128,7 +136,14 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.Answer = guard.AmbiguousQueryResponse
 		rep.Generator = "guard"
 	default:
-		results, _, err := a.searcher.Load().Search(ctx, effective, sopt)
+		var results []retrieve.Result
+		var extraUnknowns []string
+		var err error
+		if a.opt.Retrieve != nil {
+			results, extraUnknowns, err = a.opt.Retrieve(ctx, a.searcher.Load(), effective, sopt)
+		} else {
+			results, _, err = a.searcher.Load().Search(ctx, effective, sopt)
+		}
 		if err != nil {
 			return rep, fmt.Errorf("search: %w", err)
 		}
@@ -157,7 +172,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		}
 		rep.Answer = ans.Text
 		rep.Evidence = nonNil(ans.Evidence)
-		rep.Unknowns = nonNilS(ans.Unknowns)
+		rep.Unknowns = nonNilS(append(ans.Unknowns, extraUnknowns...))
 		rep.TokenUsage = ans.Usage
 		rep.CostUSD = ans.CostUSD
 		rep.Generator = ans.Generator

@@ -60,6 +60,9 @@ type Config struct {
 	EvidenceThreshold float64
 	MaxHistory        int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize       int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
+	// "" means one hybrid search per question (SHIRUBE_PROFILE).
+	Profile string
 
 	Embedder       string // local or openai (SHIRUBE_EMBEDDER)
 	EmbeddingModel string // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
@@ -165,6 +168,7 @@ func Load(env Source, dotenvPath string) (Config, error) {
 			c.MaxFileSize = n
 		}
 	}
+	str("SHIRUBE_PROFILE", &c.Profile)
 	str("SHIRUBE_EMBEDDER", &c.Embedder)
 	str("SHIRUBE_EMBEDDING_MODEL", &c.EmbeddingModel)
 	str("SHIRUBE_GENERATOR", &c.Generator)
@@ -230,6 +234,11 @@ func (c Config) Validate() error {
 	case "", "openai", "anthropic":
 	default:
 		errs = append(errs, fmt.Errorf("provider %q must be openai or anthropic", c.Provider))
+	}
+	switch c.Profile {
+	case "", "fast", "balanced", "deep":
+	default:
+		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
 	}
 	if c.MaxHistory < 0 {
 		errs = append(errs, fmt.Errorf("max history %d must not be negative", c.MaxHistory))
@@ -314,6 +323,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,
+		"SHIRUBE_PROFILE":            c.Profile,
 		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,
 		"SHIRUBE_GENERATOR":          c.EffectiveGenerator(),
 		"SHIRUBE_PROVIDER":           c.LLMProvider(),
