@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/shirube/shirube/internal/bench"
@@ -65,5 +68,41 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 	refusal.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N questions (0 = all)")
 	refusal.MarkFlagRequired("dir")
 
-	cmd.AddCommand(scale, answers, refusal)
+	var qfile, indexDir, profiles string
+	agentCmd := &cobra.Command{
+		Use:   "agent --questions FILE",
+		Short: "Seed 003 KPIs: the same questions through fast, balanced and deep (calls, latency, relevance, coverage)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			qs, err := bench.LoadQuestions(qfile)
+			if err != nil {
+				return err
+			}
+			cfg := config.Default()
+			cfg.IndexDir = indexDir
+			s, err := openSearcher(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			reps, err := bench.Agent(cmd.Context(), s, qs, strings.Split(profiles, ","), searchOptions(cfg))
+			if err != nil {
+				return err
+			}
+			if *jsonOut {
+				return printReport(cmd.OutOrStdout(), reps, true)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %14s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_latency", "top5_relevance", "facet_cover", "unknowns", "corrective")
+			for _, r := range reps {
+				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %14.3f %13.3f %10.3f %10.3f  %v\n",
+					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.Top5Relevance, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
+			}
+			return nil
+		},
+	}
+	agentCmd.Flags().StringVar(&qfile, "questions", "eval/eval_dataset.json", "question set: an eval dataset (.json) or a CSV with a Question column")
+	agentCmd.Flags().StringVar(&indexDir, "index", config.DefaultIndexDir, "index directory")
+	agentCmd.Flags().StringVar(&profiles, "profiles", "fast,balanced,deep", "profiles to compare")
+
+	cmd.AddCommand(scale, answers, refusal, agentCmd)
 }
