@@ -124,13 +124,11 @@ the previous question's key terms). Type /reset to forget the conversation,
 					fmt.Fprintln(out, "(会話履歴を消去しました)")
 					continue
 				}
-				streamed := false
 				rep, err := a.Ask(ctx, assistant.Request{Query: q, SessionID: id, Conversation: session})
 				if err != nil {
 					fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
 					continue
 				}
-				_ = streamed
 				if rep.RewrittenQuery != "" {
 					fmt.Fprintf(out, "(検索クエリ: %s)\n", rep.RewrittenQuery)
 				}

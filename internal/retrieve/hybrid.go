@@ -96,10 +96,8 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 
 	var info Info
 	info.Terms = s.ix.Terms(query)
-	var lex []index.Hit
-	if w > 0 || true { // BM25 always runs: its upper bound feeds the evidence score
-		lex, _ = s.ix.Lexical(info.Terms, opt.Candidates)
-	}
+	// BM25 runs even in vector mode: its zero-hit signal is reported.
+	lex, _ := s.ix.Lexical(info.Terms, opt.Candidates)
 	lex = exclude(lex, opt.Exclude)
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
