@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/shirube/shirube/internal/analysis"
 	"math"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -106,8 +107,16 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	for ci, r := range results {
 		headings[ci] = termSet(e.tok.Terms(r.Heading + "\n" + strings.Join(headingLines(r.Text), "\n")))
 		pos := 0
-		for li, line := range lineSentences(r.Text) {
+		text := r.Text
+		pdf := strings.EqualFold(path.Ext(r.Source), ".pdf")
+		if pdf {
+			text = unwrapPDF(text)
+		}
+		for li, line := range lineSentences(text) {
 			for _, s := range line {
+				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) {
+					continue // a PDF title, page header or table cell, not a statement
+				}
 				cands = append(cands, &candidate{
 					chunk: ci, pos: pos, line: li, text: s,
 					runes: utf8.RuneCountInString(s),

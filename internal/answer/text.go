@@ -54,6 +54,45 @@ func candidateLines(text string) []string {
 	return out
 }
 
+// unwrapPDF joins the lines that PDF text extraction broke inside a
+// sentence: a long line (a wrapped one, at least wrapWidth runes) that does
+// not end a sentence (。！？!?. or a colon) runs on into the next one unless
+// the next line is a heading, a bullet or a numbered item. Short lines —
+// titles, table cells — are left alone. Japanese joins without a space, Latin text with one. Text
+// from other formats keeps its lines, whose breaks are meaningful.
+func unwrapPDF(text string) string {
+	lines := strings.Split(text, "\n")
+	var out []string
+	for _, line := range lines {
+		t := strings.TrimSpace(line)
+		if n := len(out); n > 0 && t != "" && !headingLine.MatchString(t) && bulletPrefix.FindString(t) == "" {
+			prev := out[n-1]
+			if utf8.RuneCountInString(prev) >= wrapWidth && !headingLine.MatchString(prev) && !endsSentence(prev) && !numberedStart.MatchString(t) {
+				sep := ""
+				if r, _ := utf8.DecodeLastRuneInString(prev); r < 0x3000 {
+					if f, _ := utf8.DecodeRuneInString(t); f < 0x3000 {
+						sep = " "
+					}
+				}
+				out[n-1] = prev + sep + t
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, "\n")
+}
+
+// wrapWidth is the shortest line unwrapPDF takes for a wrapped one.
+const wrapWidth = 24
+
+var numberedStart = regexp.MustCompile(`^\d{1,3}[.．、)]`)
+
+func endsSentence(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return strings.ContainsRune("。！？!?.:：」）)", r)
+}
+
 // headingLines returns the text of the Markdown heading lines of a chunk,
 // without their markers.
 func headingLines(text string) []string {

@@ -1,0 +1,22 @@
+package answer
+
+import "testing"
+
+func TestUnwrapPDF(t *testing.T) {
+	tests := []struct{ in, want string }{
+		// A wrapped Japanese sentence is joined without a space.
+		{"隔離した端末の利用者には、代替端末の貸与窓口を案内し、業務\n影響を最小限にする。", "隔離した端末の利用者には、代替端末の貸与窓口を案内し、業務影響を最小限にする。"},
+		// Short lines (titles, table cells) stay apart.
+		{"3.接続手順\nエラーコード\nE-101", "3.接続手順\nエラーコード\nE-101"},
+		// A finished sentence is not joined; a numbered item starts anew.
+		{"本マニュアルは、社外から社内ネットワークへ安全に接続する方法を説明する。\n次に進む。", "本マニュアルは、社外から社内ネットワークへ安全に接続する方法を説明する。\n次に進む。"},
+		{"接続前に次の条件をすべて満たしていることを確認しておくこと\n2.接続手順", "接続前に次の条件をすべて満たしていることを確認しておくこと\n2.接続手順"},
+		// Latin text is joined with a space.
+		{"The VPN client must be updated before the first connection of\nthe day.", "The VPN client must be updated before the first connection of the day."},
+	}
+	for _, tt := range tests {
+		if got := unwrapPDF(tt.in); got != tt.want {
+			t.Errorf("unwrapPDF(%q)\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
