@@ -58,12 +58,14 @@ type Citation struct {
 }
 
 // Summary is the line shown in <summary>: 引用元: file > heading (スコア: 0.85).
+// A page without headings (most PDF pages) is located by its page number
+// instead: 引用元: file > p.3 (スコア: 0.85).
 func (c Citation) Summary() string {
-	s := "引用元: " + c.File
-	if h := strings.TrimSpace(c.Heading); h != "" {
-		s += " > " + h
+	h := strings.TrimSpace(c.Heading)
+	if h == "" {
+		h = fmt.Sprintf("p.%d", max(c.Page, 1))
 	}
-	return fmt.Sprintf("%s (スコア: %.2f)", s, c.Score)
+	return fmt.Sprintf("引用元: %s > %s (スコア: %.2f)", c.File, h, c.Score)
 }
 
 // citations turns the evidence of a reply into citations, cutting each

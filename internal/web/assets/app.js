@@ -5,6 +5,13 @@
 
 (function () {
   const $ = (id) => document.getElementById(id);
+
+  // The sidebar sticks just below the sticky header: tell the stylesheet
+  // how tall the header is.
+  const top = document.querySelector('header.top');
+  const setTop = () => document.documentElement.style.setProperty('--top-h', top.offsetHeight + 'px');
+  setTop();
+  window.addEventListener('resize', setTop);
   const chat = $('chat');
   const form = $('ask');
   const question = $('question');
