@@ -27,7 +27,7 @@ demo: build
 	@bash scripts/install-deps.sh pdf
 	@rm -rf $(DEMO)
 	$(BIN) index --data examples/data --database $(DEMO)/database --index $(DEMO)/index
-	$(BIN) search --index $(DEMO)/index "アカウントがロックされた場合の対処法"
+	$(BIN) search --index $(DEMO)/index "アカウントロックアウトの解除手順"
 	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "バックアップからの復旧手順は？"
 	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "ログファイルを削除する方法は？"
 
