@@ -333,10 +333,10 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 	}
 	var ids []string
 	if opt.Categorize != nil && doc.Kind == document.PDF {
-		cats, err := document.Categorize(ctx, doc, f.Path, *opt.Categorize)
-		if err != nil {
+		cats, cerr := document.Categorize(ctx, doc, f.Path, *opt.Categorize)
+		if cerr != nil {
 			if opt.Warn != nil {
-				opt.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, err))
+				opt.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, cerr))
 			}
 			cats = make([]string, len(doc.Pages))
 		}

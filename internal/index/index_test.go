@@ -288,3 +288,32 @@ func TestBuildCategorize(t *testing.T) {
 		t.Errorf("uncategorised identity %q", got)
 	}
 }
+
+// TestBuildCategorizeWriteFailure checks that a page database that cannot
+// be written skips the document with a reason instead of indexing pages
+// that do not exist.
+func TestBuildCategorizeWriteFailure(t *testing.T) {
+	if _, err := exec.LookPath("pdftotext"); err != nil {
+		t.Skip("pdftotext not installed")
+	}
+	root := t.TempDir()
+	opt := testOptions(root)
+	os.MkdirAll(opt.DataDir, 0o755)
+	pdf, err := os.ReadFile("../../examples/data/manuals/vpn_manual.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(opt.DataDir, "vpn_manual.pdf"), pdf, 0o644)
+	writeCorpus(t, opt.DataDir, 1)
+	// A file where the document's page folder must go.
+	os.MkdirAll(opt.DatabaseDir, 0o755)
+	os.WriteFile(filepath.Join(opt.DatabaseDir, "vpn_manual"), []byte("in the way"), 0o644)
+	opt.Categorize = &document.CategorizeOptions{}
+	sum, err := Build(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Documents != 1 || len(sum.Skipped) != 1 || !strings.Contains(sum.Skipped[0].Reason, "write page database") {
+		t.Fatalf("summary %+v", sum)
+	}
+}
