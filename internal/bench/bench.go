@@ -8,7 +8,6 @@ import (
 	"context"
 
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -182,15 +181,5 @@ func TREC(qrelsPath, runPath string) (TRECReport, error) {
 func round(x float64) float64 { return float64(int64(x*1e4+0.5)) / 1e4 }
 
 func ms(d time.Duration) float64 { return round(float64(d.Microseconds()) / 1000) }
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 func loadDataset(dir string) (*beir.Dataset, error) { return beir.Load(dir) }

@@ -66,21 +66,6 @@ func FuzzCharNGrams(f *testing.F) {
 	})
 }
 
-// randomCSR builds a sparse n×v matrix with the given density.
-func randomCSR(r *rand.Rand, n, v int, density float64) *csr {
-	a := &csr{rows: n, cols: v, ptr: []int{0}}
-	for range n {
-		for j := range v {
-			if r.Float64() < density {
-				a.idx = append(a.idx, int32(j))
-				a.vals = append(a.vals, float32(r.Float64()))
-			}
-		}
-		a.ptr = append(a.ptr, len(a.idx))
-	}
-	return a
-}
-
 // lowRankCSR builds a dense n×v matrix (stored as CSR) with singular values
 // decaying geometrically, plus a little noise — the shape of a term matrix's
 // spectrum, where a randomized SVD should be near exact.

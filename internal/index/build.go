@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/gob"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -267,7 +268,7 @@ feed:
 }
 
 func encodeGob(w io.Writer, v any) error {
-	return gobEncoder(w).Encode(v)
+	return gob.NewEncoder(w).Encode(v)
 }
 
 // sameSettings reports whether a previous generation was built with the
@@ -685,11 +686,9 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, ix.flatOrEmpty(), ix.local, nil); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, ix.vec, ix.local, nil); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir
 	return nil
 }
-
-func (ix *Index) flatOrEmpty() *vector.Flat { return ix.vec }

@@ -165,9 +165,9 @@ func syncDir(dir string) error {
 		return err
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return nil // some filesystems cannot sync directories; the rename is still ordered
-	}
+	// Some filesystems cannot sync directories; the rename is still ordered,
+	// so a failed sync is not an error.
+	_ = d.Sync()
 	return nil
 }
 
@@ -202,10 +202,6 @@ func (w *genWriter) write(name string, fill func(io.Writer) error) error {
 	}
 	w.sums[name] = checksum{Size: cw.n, CRC32: h.Sum32()}
 	return nil
-}
-
-func (w *genWriter) gob(name string, v any) error {
-	return w.write(name, func(out io.Writer) error { return gob.NewEncoder(out).Encode(v) })
 }
 
 type countWriter struct {
@@ -284,5 +280,3 @@ func removeOldGenerations(dir, keep string) {
 		os.RemoveAll(filepath.Join(dir, n))
 	}
 }
-
-func gobEncoder(w io.Writer) *gob.Encoder { return gob.NewEncoder(w) }

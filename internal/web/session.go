@@ -133,12 +133,6 @@ func (st *sessionStore) evictLocked() {
 	delete(st.m, oldID)
 }
 
-func (st *sessionStore) len() int {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.m)
-}
-
 // browserSession returns the id in the session cookie, issuing a new
 // cookie when there is none (or it is malformed).
 func browserSession(w http.ResponseWriter, r *http.Request) string {
