@@ -169,9 +169,14 @@ func (ix *Index) IDF(term string) float64 {
 func (ix *Index) HasVectors() bool { return ix.local != nil || ix.remote != nil }
 
 // EmbedQuery embeds a query the way the index's chunks were embedded.
-func (ix *Index) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
+// terms are the query's analysed terms when the caller already has them
+// (the BM25 leg needs them too); nil means analyse here.
+func (ix *Index) EmbedQuery(ctx context.Context, query string, terms []string) ([]float32, error) {
 	if ix.local != nil {
-		return ix.local.Embed(features(ix.analyzer, query)), nil
+		if terms == nil {
+			terms = ix.analyzer.Terms(query)
+		}
+		return ix.local.Embed(featuresOf(terms, query)), nil
 	}
 	if ix.remote == nil {
 		return nil, fmt.Errorf("index %s uses the %s embedder: set OPENAI_API_KEY to embed queries", ix.dir, ix.meta.Embedder.Model)
@@ -199,15 +204,11 @@ func (ix *Index) Dense(q []float32, n int) []Hit {
 	return out
 }
 
-// features are what the local embedder sees of a text: its analysed terms
-// (words, and character bigrams of Japanese runs) plus character trigrams of
-// Latin words, which carry spelling variants and inflections. Measured on
-// JSQuAD and SciFact (docs/BENCHMARKS.md); terms are passed in when the
-// caller already has them, so a chunk is analysed once.
-func features(a *analysis.Analyzer, text string) []string {
-	return featuresOf(a.Terms(text), text)
-}
-
+// featuresOf returns what the local embedder sees of a text: its analysed
+// terms (words, and character bigrams of Japanese runs) plus character
+// trigrams of Latin words, which carry spelling variants and inflections
+// (measured on JSQuAD and SciFact, docs/BENCHMARKS.md). The terms come from
+// the caller, who needs them for BM25 anyway, so a text is analysed once.
 func featuresOf(terms []string, text string) []string {
 	f := append([]string(nil), terms...)
 	for _, w := range strings.FieldsFunc(analysis.Normalize(text), func(r rune) bool {

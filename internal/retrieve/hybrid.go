@@ -103,7 +103,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	info.ZeroHit = len(lex) == 0
 	var dense []index.Hit
 	if w < 1 && s.ix.HasVectors() {
-		q, err := s.ix.EmbedQuery(ctx, query)
+		q, err := s.ix.EmbedQuery(ctx, query, info.Terms)
 		if err != nil {
 			info.VectorError = err
 		} else {
