@@ -17,41 +17,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/index"
 )
 
-// evalRoot is the real root command with the evaluation commands added when
-// main.go does not register them (yet). The added commands load the
-// configuration exactly as the root's pre-run does.
-func evalRoot() *cobra.Command {
-	root := newRoot()
-	g := &globals{envFile: ".env"}
-	load := func(cmd *cobra.Command, args []string) error {
-		cfg, err := config.Load(os.LookupEnv, g.envFile)
-		if err != nil {
-			return err
-		}
-		g.cfg = cfg
-		return applyFlags(cmd, &g.cfg)
-	}
-	for _, c := range []*cobra.Command{newConvertCmd(g), newJudgeCmd(g), newEvalCmd(g), newDiffEvalCmd(g), newOptimizeCmd(g), newQuestionsCmd(g)} {
-		if found, _, err := root.Find([]string{c.Name()}); err == nil && found != root {
-			continue // registered by main.go
-		}
-		c.PersistentPreRunE = load
-		root.AddCommand(c)
-	}
-	return root
-}
-
 // run executes one command line in-process.
 func run(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	root := evalRoot()
+	root := newRoot()
 	var out, errb bytes.Buffer
 	root.SetArgs(args)
 	root.SetOut(&out)
