@@ -1,8 +1,6 @@
 package analysis_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,15 +13,11 @@ import (
 // paragraphs concatenated), or skips when the dataset is missing.
 func japaneseChunks(b *testing.B) []string {
 	b.Helper()
-	path := filepath.Join(datasets, "jsquad-valid", "corpus.jsonl")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("dataset not available: %v", err)
-	}
+	ds := loadBEIR(b, "jsquad-valid")
 	var all []rune
-	readJSONL(b, path, func(m map[string]any) {
-		text, _ := m["text"].(string)
-		all = append(all, []rune(text)...)
-	})
+	for _, doc := range ds.docs {
+		all = append(all, []rune(doc)...)
+	}
 	var chunks []string
 	for i := 0; i+500 <= len(all) && len(chunks) < 400; i += 500 {
 		chunks = append(chunks, string(all[i:i+500]))

@@ -1,21 +1,19 @@
 package analysis_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/bm25"
+	beirds "github.com/shirube/shirube/internal/eval/beir"
+	"github.com/shirube/shirube/internal/eval/ir"
 )
 
 // datasets is /work/shared/datasets seen from this package directory.
@@ -35,108 +33,24 @@ func loadBEIR(t testing.TB, name string) *beir {
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("dataset %s not available: %v", dir, err)
 	}
-	ds := &beir{queries: map[string]string{}, qrels: map[string]map[string]int{}}
-	readJSONL(t, filepath.Join(dir, "corpus.jsonl"), func(m map[string]any) {
-		id, _ := m["_id"].(string)
-		title, _ := m["title"].(string)
-		text, _ := m["text"].(string)
-		ds.docIDs = append(ds.docIDs, id)
-		ds.docs = append(ds.docs, title+"\n"+text)
-	})
-	readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(m map[string]any) {
-		id, _ := m["_id"].(string)
-		text, _ := m["text"].(string)
-		ds.queries[id] = text
-	})
-	f, err := os.Open(filepath.Join(dir, "qrels", "test.tsv"))
+	d, err := beirds.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for first := true; sc.Scan(); first = false {
-		cols := strings.Split(sc.Text(), "\t")
-		if first || len(cols) < 3 {
-			continue
-		}
-		rel, err := strconv.Atoi(strings.TrimSpace(cols[2]))
-		if err != nil {
-			t.Fatalf("qrels: %v", err)
-		}
-		if ds.qrels[cols[0]] == nil {
-			ds.qrels[cols[0]] = map[string]int{}
-		}
-		ds.qrels[cols[0]][cols[1]] = rel
+	ds := &beir{queries: map[string]string{}, qrels: d.Qrels}
+	for _, doc := range d.Corpus {
+		ds.docIDs = append(ds.docIDs, doc.ID)
+		ds.docs = append(ds.docs, doc.Title+"\n"+doc.Text)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+	for _, q := range d.Queries {
+		ds.queries[q.ID] = q.Text
 	}
 	return ds
 }
 
-func readJSONL(t testing.TB, path string, fn func(map[string]any)) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		fn(m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ndcgAt10 is nDCG@10 with gain 2^rel − 1, log2(rank+1) discount and the
-// ideal ranking taken from the qrels.
+// ndcgAt10 is nDCG@10 with gain 2^rel − 1 (internal/eval/ir).
 func ndcgAt10(ranked []string, rels map[string]int) float64 {
-	var dcg float64
-	for i, id := range ranked[:min(10, len(ranked))] {
-		if r := rels[id]; r > 0 {
-			dcg += (math.Exp2(float64(r)) - 1) / math.Log2(float64(i+2))
-		}
-	}
-	ideal := make([]int, 0, len(rels))
-	for _, r := range rels {
-		if r > 0 {
-			ideal = append(ideal, r)
-		}
-	}
-	slices.Sort(ideal)
-	slices.Reverse(ideal)
-	var idcg float64
-	for i, r := range ideal[:min(10, len(ideal))] {
-		idcg += (math.Exp2(float64(r)) - 1) / math.Log2(float64(i+2))
-	}
-	if idcg == 0 {
-		return 0
-	}
-	return dcg / idcg
-}
-
-func TestNDCGAt10(t *testing.T) {
-	rels := map[string]int{"a": 1, "b": 2}
-	tests := []struct {
-		ranked []string
-		want   float64
-	}{
-		{[]string{"b", "a"}, 1},
-		{nil, 0},
-		{[]string{"x", "b", "a"}, (3/math.Log2(3) + 1/math.Log2(4)) / (3 + 1/math.Log2(3))},
-	}
-	for _, tt := range tests {
-		if got := ndcgAt10(tt.ranked, rels); math.Abs(got-tt.want) > 1e-12 {
-			t.Errorf("ndcgAt10(%v) = %v, want %v", tt.ranked, got, tt.want)
-		}
-	}
+	return ir.NDCG(ranked, rels, 10, ir.GainExponential)
 }
 
 // evalResult is the outcome of one retrieval run.

@@ -1,18 +1,17 @@
 package embed
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/shirube/shirube/internal/eval/beir"
+	"github.com/shirube/shirube/internal/eval/ir"
 )
 
 // This file measures Local on the shared retrieval datasets: vector-only
@@ -28,95 +27,35 @@ type dataset struct {
 
 type query struct {
 	id, text string
-	rel      map[string]float64
+	rel      map[string]int
 }
 
+// loadDataset reads a BEIR dataset (internal/eval/beir); only queries with
+// relevant documents are kept.
 func loadDataset(t testing.TB, name string) *dataset {
 	t.Helper()
 	dir := filepath.Join(datasets, name)
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("dataset %s not available: %v", name, err)
 	}
-	d := &dataset{}
-	readJSONL(t, filepath.Join(dir, "corpus.jsonl"), func(m map[string]any) {
-		id, _ := m["_id"].(string)
-		title, _ := m["title"].(string)
-		text, _ := m["text"].(string)
-		d.ids = append(d.ids, id)
-		d.texts = append(d.texts, strings.TrimSpace(title+"\n"+text))
-	})
-	qrels := map[string]map[string]float64{}
-	f, err := os.Open(filepath.Join(dir, "qrels", "test.tsv"))
+	ds, err := beir.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for first := true; sc.Scan(); first = false {
-		fs := strings.Split(sc.Text(), "\t")
-		if first || len(fs) < 3 {
-			continue
-		}
-		var score float64
-		if _, err := fmtSscan(fs[2], &score); err != nil || score <= 0 {
-			continue
-		}
-		if qrels[fs[0]] == nil {
-			qrels[fs[0]] = map[string]float64{}
-		}
-		qrels[fs[0]][fs[1]] = score
+	d := &dataset{}
+	for _, doc := range ds.Corpus {
+		d.ids = append(d.ids, doc.ID)
+		d.texts = append(d.texts, strings.TrimSpace(doc.Title+"\n"+doc.Text))
 	}
-	readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(m map[string]any) {
-		id, _ := m["_id"].(string)
-		text, _ := m["text"].(string)
-		if rel := qrels[id]; rel != nil {
-			d.queries = append(d.queries, query{id, text, rel})
-		}
-	})
+	for _, q := range ds.EvalQueries() {
+		d.queries = append(d.queries, query{q.ID, q.Text, ds.Qrels[q.ID]})
+	}
 	return d
 }
 
-func readJSONL(t testing.TB, path string, fn func(map[string]any)) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		fn(m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ndcg10 is binary/graded nDCG@10 with log2 discounts.
-func ndcg10(ranked []string, rel map[string]float64) float64 {
-	var dcg float64
-	for i, id := range ranked[:min(10, len(ranked))] {
-		dcg += (math.Pow(2, rel[id]) - 1) / math.Log2(float64(i)+2)
-	}
-	gains := make([]float64, 0, len(rel))
-	for _, g := range rel {
-		gains = append(gains, g)
-	}
-	slices.Sort(gains)
-	slices.Reverse(gains)
-	var idcg float64
-	for i, g := range gains[:min(10, len(gains))] {
-		idcg += (math.Pow(2, g) - 1) / math.Log2(float64(i)+2)
-	}
-	if idcg == 0 {
-		return 0
-	}
-	return dcg / idcg
+// ndcg10 is nDCG@10 with gain 2^rel − 1 (internal/eval/ir).
+func ndcg10(ranked []string, rel map[string]int) float64 {
+	return ir.NDCG(ranked, rel, 10, ir.GainExponential)
 }
 
 // featurizer turns a text into Local features for one measurement setting.
@@ -308,13 +247,4 @@ func TestLocalSweep(t *testing.T) {
 				r.fitTime.Seconds(), r.fitCPU.Seconds(), float64(r.docs)/r.fitCPU.Seconds(), r.embTime.Seconds())
 		}
 	}
-}
-
-func fmtSscan(s string, v *float64) (int, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	*v = f
-	if err != nil {
-		return 0, err
-	}
-	return 1, nil
 }
