@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,33 +130,7 @@ func TestBatchPDFJa(t *testing.T) {
 	}
 	t.Logf("%d questions, summary Ref Recall %s", len(rows), summaryRecall)
 
-	if n := pdfAuditLines(t, "logs"); n != len(qrows) {
+	if n := len(auditLines(t, "logs")); n != len(qrows) {
 		t.Errorf("audit log has %d lines, want one per question (%d)", n, len(qrows))
 	}
-}
-
-// pdfAuditLines counts the JSON lines of the audit logs under dir.
-func pdfAuditLines(t *testing.T, dir string) int {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "query_*.jsonl"))
-	n := 0
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			if !json.Valid(sc.Bytes()) {
-				t.Errorf("%s: line %d is not JSON", f, n+1)
-			}
-			n++
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
-		fh.Close()
-	}
-	return n
 }
