@@ -43,6 +43,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var dir, mode, fusion, sweep string
 	var weight float64
 	var maxQ int
+	var legs bool
 	beirCmd := &cobra.Command{
 		Use:   "beir --dir DIR",
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
@@ -50,6 +51,17 @@ func newBenchCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sweep != "" {
 				return runSweep(cmd, dir, sweep, maxQ, jsonOut)
+			}
+			if legs {
+				ds, ix, _, err := bench.LoadIndexed(cmd.Context(), dir)
+				if err != nil {
+					return err
+				}
+				rep, err := bench.Legs(cmd.Context(), ds, ix, maxQ)
+				if err != nil {
+					return err
+				}
+				return printReport(cmd.OutOrStdout(), rep, jsonOut)
 			}
 			rep, err := bench.BEIR(cmd.Context(), bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, MaxQueries: maxQ})
 			if err != nil {
@@ -64,6 +76,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().Float64Var(&weight, "bm25-weight", 0.6, "weight of the BM25 leg")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
 	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\"")
+	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
 	beirCmd.MarkFlagRequired("dir")
 
 	var qrels, run string

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,14 +53,18 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 
 	refusal := &cobra.Command{
 		Use:   "refusal --dir DIR",
-		Short: "Refusal rate without the question's paragraph, answer rate with it, threshold sweep",
+		Short: "Refusal rate with the question's paragraph (or whole article) held out, answer rate with it, threshold sweep",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := bench.Refusal(cmd.Context(), dir, k, threshold, maxQ)
 			if err != nil {
 				return err
 			}
-			return printReport(cmd.OutOrStdout(), rep, *jsonOut)
+			if *jsonOut {
+				return printReport(cmd.OutOrStdout(), rep, true)
+			}
+			printRefusal(cmd.OutOrStdout(), rep)
+			return nil
 		},
 	}
 	refusal.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
@@ -105,4 +110,22 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 	agentCmd.Flags().StringVar(&profiles, "profiles", "fast,balanced,deep", "profiles to compare")
 
 	cmd.AddCommand(scale, answers, refusal, agentCmd)
+}
+
+// printRefusal prints a refusal report as one table per holdout protocol.
+func printRefusal(w io.Writer, rep bench.RefusalReport) {
+	fmt.Fprintf(w, "dataset %s: %d questions, top %d, threshold %.2f\n", rep.Dataset, rep.Questions, rep.K, rep.Threshold)
+	for _, p := range rep.Protocols {
+		verdict := "misses"
+		if p.Meets {
+			verdict = "meets"
+		}
+		fmt.Fprintf(w, "\nholdout %s (%.1f documents hidden per question): at %.2f answered %.1f %%, refused %.1f %% — %s the ≥ 95 %% / ≥ 80 %% target\n",
+			p.Holdout, p.Hidden, p.At.Threshold, 100*p.At.AnsweredPresent, 100*p.At.RefusedAbsent, verdict)
+		fmt.Fprintf(w, "%9s %9s %9s %22s\n", "threshold", "answered", "refused", "refused_or_correct")
+		for _, s := range p.Sweep {
+			fmt.Fprintf(w, "%9.3f %8.1f%% %8.1f%% %21.1f%%\n", s.Threshold, 100*s.AnsweredPresent, 100*s.RefusedAbsent, 100*s.SafeAbsent)
+		}
+		fmt.Fprintf(w, "best balance: %.3f (answered %.1f %%, refused %.1f %%)\n", p.Best.Threshold, 100*p.Best.AnsweredPresent, 100*p.Best.RefusedAbsent)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/stats"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -56,7 +57,7 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 			return rep, err
 		}
 		t0 := time.Now()
-		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: 0.6})
+		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight})
 		if err != nil {
 			return rep, err
 		}
@@ -72,13 +73,9 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 				break
 			}
 		}
-		text := analysis.Normalize(a.Text)
 		runes += len([]rune(a.Text))
-		for _, g := range q.Answers {
-			if g = analysis.Normalize(strings.TrimSpace(g)); g != "" && strings.Contains(text, g) {
-				rep.Contained++
-				break
-			}
+		if containsGold(a.Text, q.Answers) {
+			rep.Contained++
 		}
 	}
 	if rep.Questions > 0 {
@@ -96,33 +93,57 @@ type RefusalPoint struct {
 	// AnsweredPresent is the share of questions answered when their
 	// paragraph is in the index (should be high).
 	AnsweredPresent float64 `json:"answered_with_paragraph"`
-	// RefusedAbsent is the share of questions refused when their paragraph
-	// is left out (should be high).
+	// RefusedAbsent is the share of questions refused when the held-out
+	// text is missing from the index (should be high).
 	RefusedAbsent float64 `json:"refused_without_paragraph"`
 	// SafeAbsent is the share of those questions that were refused or
-	// answered with a gold answer anyway (another paragraph held it): the
+	// answered with a gold answer anyway (other indexed text held it): the
 	// share that did not produce an unsupported answer.
 	SafeAbsent float64 `json:"refused_or_still_correct_without_paragraph"`
 }
 
-// RefusalReport is the result of `shirube bench refusal`.
-type RefusalReport struct {
-	Dataset   string         `json:"dataset"`
-	Questions int            `json:"questions"`
-	K         int            `json:"k"`
-	Threshold float64        `json:"threshold"`
-	At        RefusalPoint   `json:"at_threshold"`
-	Sweep     []RefusalPoint `json:"sweep"`
-	// Best is the threshold that maximises the smaller of the two rates.
-	Best    RefusalPoint `json:"best"`
-	Machine Machine      `json:"machine"`
+// Holdout protocols of `shirube bench refusal`.
+const (
+	// HoldoutParagraph hides the question's own paragraph; the other
+	// paragraphs of the same article stay in the index.
+	HoldoutParagraph = "paragraph"
+	// HoldoutArticle hides every paragraph of the question's article (the
+	// corpus documents sharing the paragraph's title): the organisation
+	// simply has no document on the subject.
+	HoldoutArticle = "article"
+)
+
+// RefusalProtocol is the refusal behaviour under one holdout protocol.
+type RefusalProtocol struct {
+	Holdout string `json:"holdout"`
+	// Hidden is the mean number of corpus documents hidden per question.
+	Hidden float64        `json:"mean_hidden_documents"`
+	At     RefusalPoint   `json:"at_threshold"`
+	Sweep  []RefusalPoint `json:"sweep"`
+	// Best is the threshold that maximises the smaller of the answered and
+	// refused rates.
+	Best RefusalPoint `json:"best"`
+	// Meets reports whether the threshold under test refuses ≥ 80 % while
+	// answering ≥ 95 % (issue #3's calibration target).
+	Meets bool `json:"meets_target"`
 }
 
-// Refusal calibrates the insufficient-evidence threshold: for every
+// RefusalReport is the result of `shirube bench refusal`.
+type RefusalReport struct {
+	Dataset   string            `json:"dataset"`
+	Questions int               `json:"questions"`
+	K         int               `json:"k"`
+	Threshold float64           `json:"threshold"`
+	Protocols []RefusalProtocol `json:"protocols"`
+	Machine   Machine           `json:"machine"`
+}
+
+// Refusal calibrates the insufficient-evidence threshold. For every
 // question it takes the best absolute evidence score of the top k results
-// with the question's own paragraph in the index, and with it left out
-// (leave-one-out: the paragraph is hidden from both legs), then sweeps the
-// threshold.
+// with everything in the index, and again under each holdout protocol
+// (HoldoutParagraph: leave-one-paragraph-out; HoldoutArticle: the
+// question's whole article held out), hiding the held-out documents from
+// both legs. Then it sweeps the threshold.
 func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueries int) (RefusalReport, error) {
 	ds, ix, _, err := LoadIndexed(ctx, dir)
 	if err != nil {
@@ -134,81 +155,123 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 	for i := 0; i < ix.Len(); i++ {
 		pos[ix.Chunk(i).ID] = i
 	}
+	// Articles: documents sharing a title. A document without a title is
+	// an article of its own.
+	article := map[string][]int{}
+	for _, d := range ds.Corpus {
+		key := d.Title
+		if key == "" {
+			key = "\x00" + d.ID
+		}
+		article[key] = append(article[key], pos[d.ID])
+	}
 	qs := ds.EvalQueries()
 	if maxQueries > 0 && len(qs) > maxQueries {
 		qs = qs[:maxQueries]
 	}
-	var present, absent []float64
-	var stillCorrect []bool
+	protocols := []string{HoldoutParagraph, HoldoutArticle}
+	present := make([]float64, 0, len(qs))
+	absent := make([][]float64, len(protocols))
+	stillCorrect := make([][]bool, len(protocols))
+	hiddenDocs := make([]int, len(protocols))
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return RefusalReport{}, err
 		}
-		var last []retrieve.Result
-		best := func(excl func(int) bool) (float64, error) {
-			res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: 0.6, Exclude: excl})
+		best := func(hidden map[int]bool) (float64, []retrieve.Result, error) {
+			opt := retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight}
+			if hidden != nil {
+				opt.Exclude = func(i int) bool { return hidden[i] }
+			}
+			res, _, err := s.Search(ctx, q.Text, opt)
 			b := 0.0
 			for _, r := range res {
 				b = max(b, r.EvidenceScore)
 			}
-			last = res
-			return b, err
+			return b, res, err
 		}
-		p, err := best(nil)
-		if err != nil {
-			return RefusalReport{}, err
-		}
-		hidden := map[int]bool{}
-		for doc, rel := range ds.Qrels[q.ID] {
-			if i, ok := pos[doc]; ok && rel > 0 {
-				hidden[i] = true
-			}
-		}
-		a, err := best(func(i int) bool { return hidden[i] })
+		p, _, err := best(nil)
 		if err != nil {
 			return RefusalReport{}, err
 		}
 		present = append(present, p)
-		absent = append(absent, a)
-		ok := false
-		if ans, err := gen.Generate(ctx, q.Text, last); err == nil {
-			text := analysis.Normalize(ans.Text)
-			for _, g := range q.Answers {
-				if g = analysis.Normalize(strings.TrimSpace(g)); g != "" && strings.Contains(text, g) {
-					ok = true
-					break
+		for pi, proto := range protocols {
+			hidden := map[int]bool{}
+			for doc, rel := range ds.Qrels[q.ID] {
+				i, ok := pos[doc]
+				if !ok || rel <= 0 {
+					continue
+				}
+				hidden[i] = true
+				if proto == HoldoutArticle {
+					d := ds.Corpus[i]
+					key := d.Title
+					if key == "" {
+						key = "\x00" + d.ID
+					}
+					for _, j := range article[key] {
+						hidden[j] = true
+					}
 				}
 			}
+			hiddenDocs[pi] += len(hidden)
+			a, res, err := best(hidden)
+			if err != nil {
+				return RefusalReport{}, err
+			}
+			absent[pi] = append(absent[pi], a)
+			ok := false
+			if ans, err := gen.Generate(ctx, q.Text, res); err == nil {
+				ok = containsGold(ans.Text, q.Answers)
+			}
+			stillCorrect[pi] = append(stillCorrect[pi], ok)
 		}
-		stillCorrect = append(stillCorrect, ok)
 	}
-	point := func(t float64) RefusalPoint {
-		ans, ref, safe := 0, 0, 0
-		for _, p := range present {
-			if p >= t {
-				ans++
+	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, Machine: ThisMachine()}
+	for pi, proto := range protocols {
+		point := func(t float64) RefusalPoint {
+			ans, ref, safe := 0, 0, 0
+			for _, p := range present {
+				if p >= t {
+					ans++
+				}
+			}
+			for i, a := range absent[pi] {
+				if a < t {
+					ref++
+					safe++
+				} else if stillCorrect[pi][i] {
+					safe++
+				}
+			}
+			n := float64(max(1, len(present)))
+			return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n), SafeAbsent: round(float64(safe) / n)}
+		}
+		pr := RefusalProtocol{Holdout: proto, At: point(threshold)}
+		pr.Hidden = round(float64(hiddenDocs[pi]) / float64(max(1, len(present))))
+		pr.Meets = pr.At.AnsweredPresent >= 0.95 && pr.At.RefusedAbsent >= 0.80
+		for t := 0.20; t <= 0.901; t += 0.025 {
+			p := point(t)
+			pr.Sweep = append(pr.Sweep, p)
+			if min(p.AnsweredPresent, p.RefusedAbsent) > min(pr.Best.AnsweredPresent, pr.Best.RefusedAbsent) {
+				pr.Best = p
 			}
 		}
-		for i, a := range absent {
-			if a < t {
-				ref++
-				safe++
-			} else if stillCorrect[i] {
-				safe++
-			}
-		}
-		n := float64(max(1, len(present)))
-		return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n), SafeAbsent: round(float64(safe) / n)}
-	}
-	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, At: point(threshold), Machine: ThisMachine()}
-	for t := 0.20; t <= 0.901; t += 0.025 {
-		p := point(t)
-		rep.Sweep = append(rep.Sweep, p)
-		if min(p.AnsweredPresent, p.RefusedAbsent) > min(rep.Best.AnsweredPresent, rep.Best.RefusedAbsent) {
-			rep.Best = p
-		}
+		rep.Protocols = append(rep.Protocols, pr)
 	}
 	return rep, nil
+}
+
+// containsGold reports whether an answer contains one of the gold answers,
+// both NFKC-normalised (gold answers trimmed).
+func containsGold(answer string, gold []string) bool {
+	text := analysis.Normalize(answer)
+	for _, g := range gold {
+		if g = analysis.Normalize(strings.TrimSpace(g)); g != "" && strings.Contains(text, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // ScaleReport is the result of `shirube bench scale`.
