@@ -134,6 +134,14 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	if len(rep.Unknowns) == 0 || !strings.Contains(strings.Join(rep.Unknowns, " "), "復旧にかかる正確な時間") {
 		t.Errorf("unknowns %v", rep.Unknowns)
 	}
+	// Verification: the restore step is in the cited runbook; the sentence
+	// that lost its bogus citation is in no evidence and moves to Unknowns.
+	if v := rep.Verification; v == nil || len(v.Claims) != 2 || !v.Claims[0].Supported || v.Claims[1].Supported || v.SupportedRate != 0.5 {
+		t.Errorf("verification %+v", rep.Verification)
+	}
+	if strings.Contains(rep.Answer, "存在しない根拠") || !strings.Contains(strings.Join(rep.Unknowns, " "), "根拠文書で確認できない記述のため回答から除外: 存在しない根拠") {
+		t.Errorf("unverified claim not moved: answer %q, unknowns %q", rep.Answer, rep.Unknowns)
+	}
 	// The evidence is fenced as data in the prompt.
 	if body := fake.bodies[len(fake.bodies)-1]; !strings.Contains(body, "evidence") || !strings.Contains(body, "gpt-4o-mini") {
 		t.Errorf("request body lacks fenced evidence or model: %.300s", body)

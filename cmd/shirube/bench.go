@@ -98,7 +98,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	trecCmd.MarkFlagRequired("run")
 
 	cmd.AddCommand(beirCmd, trecCmd)
-	addMoreBench(cmd, &jsonOut)
+	addMoreBench(cmd, g, &jsonOut)
 	return cmd
 }
 

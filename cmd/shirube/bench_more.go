@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 )
 
 // addMoreBench adds the scale, answers and refusal benchmarks.
-func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
+func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	var dir, keep string
 	var n, maxQ, k int
 	var threshold float64
@@ -83,13 +84,21 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 			if err != nil {
 				return err
 			}
-			cfg := config.Default()
+			cfg := g.cfg
 			cfg.IndexDir = indexDir
 			s, err := openSearcher(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			reps, err := bench.Agent(cmd.Context(), s, qs, strings.Split(profiles, ","), searchOptions(cfg))
+			var gen bench.Answerer
+			if cfg.EffectiveGenerator() == "llm" {
+				m, name, err := newChatModel(cfg)
+				if err != nil {
+					return err
+				}
+				gen = answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer(), MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified})
+			}
+			reps, err := bench.Agent(cmd.Context(), s, qs, strings.Split(profiles, ","), searchOptions(cfg), gen)
 			if err != nil {
 				return err
 			}
@@ -97,10 +106,10 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 				return printReport(cmd.OutOrStdout(), reps, true)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %14s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_latency", "top5_relevance", "facet_cover", "unknowns", "corrective")
+			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %14s %15s %10s %10s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_latency", "top5_relevance", "top10_relevance", "supported", "citation", "facet_cover", "unknowns", "corrective")
 			for _, r := range reps {
-				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %14.3f %13.3f %10.3f %10.3f  %v\n",
-					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.Top5Relevance, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
+				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %14.3f %15.3f %10.3f %10.3f %13.3f %10.3f %10.3f  %v\n",
+					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.Top5Relevance, r.Top10Relevance, r.SupportedRate, r.CitationPrecision, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
 			}
 			return nil
 		},
@@ -108,6 +117,9 @@ func addMoreBench(cmd *cobra.Command, jsonOut *bool) {
 	agentCmd.Flags().StringVar(&qfile, "questions", "eval/eval_dataset.json", "question set: an eval dataset (.json) or a CSV with a Question column")
 	agentCmd.Flags().StringVar(&indexDir, "index", config.DefaultIndexDir, "index directory")
 	agentCmd.Flags().StringVar(&profiles, "profiles", "fast,balanced,deep", "profiles to compare")
+	agentCmd.Flags().String("generator", "", "answers to check: extractive or llm (default: llm when an API key is set, else extractive)")
+	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
+	agentCmd.Flags().String("model", "", "model id or alias")
 
 	cmd.AddCommand(scale, answers, refusal, agentCmd)
 }

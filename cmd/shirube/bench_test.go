@@ -2,8 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,12 +52,73 @@ func TestBenchCommands(t *testing.T) {
 	var ans struct {
 		Questions int     `json:"questions"`
 		Rate      float64 `json:"containment_rate"`
+		Supported float64 `json:"answer_supported_rate"`
+		Precision float64 `json:"citation_precision"`
 	}
 	out = mustRun(t, "bench", "answers", "--dir", jsquadDir, "--max-queries", "100", "--json")
 	if err := json.Unmarshal([]byte(out), &ans); err != nil {
 		t.Fatalf("bench answers --json: %v\n%s", err, out)
 	}
-	if ans.Questions != 100 || ans.Rate < 0.8 {
-		t.Errorf("answers report %+v; want 100 questions and containment ≥ 0.8", ans)
+	if ans.Questions != 100 || ans.Rate < 0.8 || ans.Supported != 1 || ans.Precision != 1 {
+		t.Errorf("answers report %+v; want 100 questions, containment ≥ 0.8, every extractive claim supported by its citation", ans)
+	}
+}
+
+// inventingOpenAI answers every chat completion with one statement from the
+// demo runbooks and one the corpus never makes, both citing [1], in the
+// OpenAI wire format with usage.
+type inventingOpenAI struct {
+	mu       sync.Mutex
+	requests int
+}
+
+func (f *inventingOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
+		return
+	}
+	io.Copy(io.Discard, r.Body)
+	f.mu.Lock()
+	f.requests++
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"id":"chatcmpl-2","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini",
+"choices":[{"index":0,"message":{"role":"assistant","content":"根拠文書に沿って対応します [1]。\n- 作業の前に量子暗号装置の冷却ポンプを交換し、保守業者の署名を受け取る [1]。"},"finish_reason":"stop"}],
+"usage":{"prompt_tokens":900,"completion_tokens":40,"total_tokens":940}}`)
+}
+
+// TestBenchAgentLLM drives `shirube bench agent --generator llm` through
+// openai-go against a fake server: the invented statement is caught by the
+// verification step and lowers answer_supported_rate and citation_precision.
+func TestBenchAgentLLM(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workspace(t, indexedFixture(t))
+	fake := &inventingOpenAI{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", srv.URL+"/v1")
+	out := mustRun(t, "bench", "agent", "--generator", "llm", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--json")
+	var reps []struct {
+		Profile   string  `json:"profile"`
+		Questions int     `json:"questions"`
+		Generator string  `json:"generator"`
+		Supported float64 `json:"answer_supported_rate"`
+		Precision float64 `json:"citation_precision"`
+	}
+	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+		t.Fatalf("bench agent --json: %v\n%s", err, out)
+	}
+	if len(reps) != 2 || fake.requests != 2*reps[0].Questions {
+		t.Fatalf("%d reports, %d LLM requests: %s", len(reps), fake.requests, out)
+	}
+	for _, r := range reps {
+		// Neither statement of the fake answer is in the runbooks.
+		if r.Generator != "llm:gpt-4o-mini" || r.Supported != 0 || r.Precision != 0 {
+			t.Errorf("%s: generator %q, answer_supported_rate %v, citation_precision %v; want llm, 0, 0", r.Profile, r.Generator, r.Supported, r.Precision)
+		}
 	}
 }

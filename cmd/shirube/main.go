@@ -127,6 +127,10 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	flt("bm25-weight", &c.BM25Weight)
 	str("fusion", &c.Fusion)
 	flt("evidence-threshold", &c.EvidenceThreshold)
+	flt("claim-coverage", &c.ClaimCoverage)
+	if err == nil {
+		err = set("keep-unverified", func() error { v, e := f.GetBool("keep-unverified"); c.KeepUnverified = v; return e })
+	}
 	str("embedder", &c.Embedder)
 	str("generator", &c.Generator)
 	str("provider", &c.Provider)

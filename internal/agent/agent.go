@@ -74,22 +74,23 @@ type FacetCoverage struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Profile       string            `json:"profile"`
-	Route         string            `json:"route"`
-	Facets        []Facet           `json:"facets"`
-	Queries       []string          `json:"queries"` // every query searched, in order
-	Rounds        int               `json:"rounds"`
-	Calls         int               `json:"calls"`
-	Evidence      []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
-	Top5Relevance float64           `json:"top5_relevance"`
-	MustHaveHits  int               `json:"must_have_hits"`
-	Coverage      []FacetCoverage   `json:"coverage"`
-	Unknowns      []string          `json:"unknowns"` // facets without supporting evidence
-	StopReason    string            `json:"stop_reason"`
-	Corrective    bool              `json:"corrective"` // the corrective loop ran
-	Trace         []Step            `json:"trace"`
-	Planner       string            `json:"planner"` // offline or llm
-	PlannerError  string            `json:"planner_error,omitempty"`
+	Profile        string            `json:"profile"`
+	Route          string            `json:"route"`
+	Facets         []Facet           `json:"facets"`
+	Queries        []string          `json:"queries"` // every query searched, in order
+	Rounds         int               `json:"rounds"`
+	Calls          int               `json:"calls"`
+	Evidence       []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
+	Top5Relevance  float64           `json:"top5_relevance"`
+	Top10Relevance float64           `json:"top10_relevance"`
+	MustHaveHits   int               `json:"must_have_hits"`
+	Coverage       []FacetCoverage   `json:"coverage"`
+	Unknowns       []string          `json:"unknowns"` // facets without supporting evidence
+	StopReason     string            `json:"stop_reason"`
+	Corrective     bool              `json:"corrective"` // the corrective loop ran
+	Trace          []Step            `json:"trace"`
+	Planner        string            `json:"planner"` // offline or llm
+	PlannerError   string            `json:"planner_error,omitempty"`
 }
 
 // Run answers question's retrieval need within the profile's budgets.
@@ -301,10 +302,14 @@ func (r *runner) keptIDs() map[string]bool {
 }
 
 // top5 is the mean evidence score of the five best chunks retrieved.
-func (r *runner) top5() float64 {
+func (r *runner) top5() float64 { return r.topN(5) }
+
+// topN is the mean evidence score of the n best chunks retrieved (seed
+// 003's top5_relevance and top10_relevance, judged by the evidence score).
+func (r *runner) topN(n int) float64 {
 	ranked := r.ranked()
-	if len(ranked) > 5 {
-		ranked = ranked[:5]
+	if len(ranked) > n {
+		ranked = ranked[:n]
 	}
 	if len(ranked) == 0 {
 		return 0
@@ -465,6 +470,7 @@ func (r *runner) finish() Result {
 		res.Evidence = []retrieve.Result{}
 	}
 	res.Top5Relevance = r.top5()
+	res.Top10Relevance = r.topN(10)
 	res.Coverage = r.coverage()
 	res.MustHaveHits = hits(res.Coverage)
 	res.Unknowns = []string{}

@@ -35,6 +35,12 @@ type Answer struct {
 	// RemovedCitations lists citation numbers the model wrote that pointed at
 	// no evidence and were removed from Text (LLM generator only).
 	RemovedCitations []int `json:"removed_citations,omitempty"`
+
+	// Verification is the claim check of Text against the chunks it cites
+	// (nil when the generator had no tokenizer to check with). For the LLM
+	// generator it describes the model's text before unsupported claims
+	// were moved to Unknowns.
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // Evidence is one cited chunk.

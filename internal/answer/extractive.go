@@ -149,7 +149,10 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	}
 
 	picked := e.pick(cands, content, weights)
-	a.Text, a.Evidence = compose(picked, results)
+	var cited map[int]int
+	a.Text, a.Evidence, cited = compose(picked, results)
+	v := VerifyClaims(a.Text, citedTexts(cited, results), e.tok, 0)
+	a.Verification = &v
 	if err := ctx.Err(); err != nil {
 		return Answer{}, fmt.Errorf("extractive answer: %w", err)
 	}
@@ -319,9 +322,9 @@ func jaccard(a, b map[string]bool) float64 {
 
 // compose prints picked sentences in document order and builds the evidence
 // list of the chunks they come from, numbered in order of first use.
-func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence) {
+func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence, map[int]int) {
 	if len(picked) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	sorted := append([]*candidate(nil), picked...)
 	fileRank := map[string]int{}
@@ -375,10 +378,27 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 			b.WriteString(" [" + strconv.Itoa(n) + "]")
 		}
 	}
+	cited := make(map[int]int, len(number))
 	for chunk, n := range number {
 		ev[n-1].Excerpt = excerpt(joinSentences(support[chunk]), MaxExcerptRunes)
+		cited[n] = chunk
 	}
-	return b.String(), ev
+	return b.String(), ev, cited
+}
+
+// citedTexts maps citation numbers to the full text of the result each
+// one cites (PDF text with its wrapped lines joined, as answers quote it);
+// cited maps a citation number to an index into results.
+func citedTexts(cited map[int]int, results []retrieve.Result) map[int]string {
+	out := make(map[int]string, len(cited))
+	for n, i := range cited {
+		text := results[i].Text
+		if strings.EqualFold(path.Ext(results[i].Source), ".pdf") {
+			text = unwrapPDF(text)
+		}
+		out[n] = text
+	}
+	return out
 }
 
 // joinSentences joins sentences with a space after Latin text and with

@@ -33,9 +33,18 @@ type LLMOptions struct {
 	Temperature *float64 // nil means the provider default
 
 	// Tokenizer, when set, lets the generator pick for each cited chunk the
-	// sentence that best matches the answer text citing it as the excerpt;
-	// without it the excerpt is the chunk's start.
+	// sentence that best matches the answer text citing it as the excerpt
+	// (without it the excerpt is the chunk's start), and check every claim
+	// of the answer against the chunks it cites (VerifyClaims).
 	Tokenizer Tokenizer
+	// MinClaimCoverage is the verification threshold (default
+	// DefaultClaimCoverage).
+	MinClaimCoverage float64
+	// KeepUnverified leaves claims the evidence does not support in the
+	// answer text; by default they are moved to Unknowns (seed 003:
+	// unverified claims go to Unknowns). Either way Answer.Verification
+	// lists them.
+	KeepUnverified bool
 }
 
 // LLM answers with a chat model, constrained to numbered evidence.
@@ -191,6 +200,16 @@ func (g *LLM) noEvidence(query string) Answer {
 	return a
 }
 
+// unverifiedLine is the Unknowns entry for a claim taken out of an answer
+// because its evidence does not support it, worded in the question's
+// language.
+func unverifiedLine(query, claim string) string {
+	if isJapanese(query) {
+		return "根拠文書で確認できない記述のため回答から除外: " + claim
+	}
+	return "Removed from the answer, not supported by the evidence: " + claim
+}
+
 // finish checks the model's text and turns it into an Answer.
 func (g *LLM) finish(query string, results []retrieve.Result, resp llm.Response) Answer {
 	model := resp.Model
@@ -204,6 +223,33 @@ func (g *LLM) finish(query string, results []retrieve.Result, resp llm.Response)
 	text, order, removed := checkCitations(resp.Text, len(results))
 	a.RemovedCitations = removed
 	a.Text, a.Unknowns = splitUnknowns(text)
+	if tok := g.opt.Tokenizer; tok != nil {
+		cited := make(map[int]int, len(order))
+		for i, old := range order {
+			cited[i+1] = old - 1
+		}
+		var uncited []string
+		for i, r := range results {
+			if !slices.Contains(order, i+1) {
+				uncited = append(uncited, r.Text)
+			}
+		}
+		v := verifyClaims(a.Text, citedTexts(cited, results), uncited, tok, g.opt.MinClaimCoverage)
+		a.Verification = &v
+		if bad := v.Unsupported(); len(bad) > 0 && !g.opt.KeepUnverified {
+			// Take the claims out, then renumber what is still cited.
+			var renum []int
+			a.Text, renum, _ = checkCitations(v.WithoutUnsupported(a.Text), len(order))
+			kept := make([]int, len(renum))
+			for i, n := range renum {
+				kept[i] = order[n-1]
+			}
+			order = kept
+			for _, c := range bad {
+				a.Unknowns = append(a.Unknowns, unverifiedLine(query, c.Text))
+			}
+		}
+	}
 	for i, old := range order {
 		r := results[old-1]
 		a.Evidence = append(a.Evidence, Evidence{

@@ -156,6 +156,41 @@ func TestSplitUnknowns(t *testing.T) {
 	}
 }
 
+// TestLLMUnverifiedClaims checks the verification step: a claim its
+// evidence does not support leaves the answer for Unknowns, and the
+// evidence is renumbered to what is still cited.
+func TestLLMUnverifiedClaims(t *testing.T) {
+	reply := "インシデント発生時はまず影響範囲を確認する [1]。\n- 監査ログは5年間保管し、磁気テープで遠隔地へ送る [2]。"
+	fake := &fakeModel{reply: reply}
+	a, err := NewLLM(fake, nil, LLMOptions{Tokenizer: bigrams{}}).Generate(context.Background(), "初動と監査ログの保管は？", runbook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Text != "インシデント発生時はまず影響範囲を確認する [1]。" {
+		t.Errorf("text %q: the unsupported claim must be taken out", a.Text)
+	}
+	if len(a.Evidence) != 1 || a.Evidence[0].File != "database/soc/runbook/page_003.md" {
+		t.Errorf("evidence %+v: only the chunk still cited", a.Evidence)
+	}
+	want := []string{"根拠文書で確認できない記述のため回答から除外: 監査ログは5年間保管し、磁気テープで遠隔地へ送る。"}
+	if !reflect.DeepEqual(a.Unknowns, want) {
+		t.Errorf("unknowns %q; want %q", a.Unknowns, want)
+	}
+	v := a.Verification
+	if v == nil || v.SupportedRate != 0.5 || v.CitationPrecision != 0.5 || len(v.Unsupported()) != 1 || !reflect.DeepEqual(v.Unsupported()[0].MissingNumbers, []string{"5"}) {
+		t.Errorf("verification %+v", v)
+	}
+
+	// KeepUnverified reports the claim but leaves the text alone.
+	a, err = NewLLM(fake, nil, LLMOptions{Tokenizer: bigrams{}, KeepUnverified: true}).Generate(context.Background(), "初動と監査ログの保管は？", runbook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Evidence) != 2 || len(a.Unknowns) != 0 || len(a.Verification.Unsupported()) != 1 {
+		t.Errorf("KeepUnverified: %+v", a)
+	}
+}
+
 func TestLLMGenerate(t *testing.T) {
 	fake := &fakeModel{reply: "監査ログは1年間保管する [2]。初動では影響範囲を確認する [1, 5]。\n\n不明点:\n- 暗号化方式"}
 	g := NewLLM(fake, nil, LLMOptions{Tokenizer: bigrams{}})
@@ -175,6 +210,11 @@ func TestLLMGenerate(t *testing.T) {
 		CostUSD:          0.000027,
 		RemovedCitations: []int{5},
 	}
+	v := a.Verification
+	if v == nil || len(v.Claims) != 2 || v.SupportedRate != 1 || v.CitationPrecision != 1 {
+		t.Fatalf("verification %+v: both claims are in the chunks they cite", v)
+	}
+	a.Verification = nil
 	if !reflect.DeepEqual(a, want) {
 		t.Errorf("got  %+v\nwant %+v", a, want)
 	}

@@ -177,6 +177,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.CostUSD = ans.CostUSD
 		rep.Generator = ans.Generator
 		rep.RemovedCitations = ans.RemovedCitations
+		rep.Verification = ans.Verification
 	}
 	if !rep.Flags.AmbiguousQuery && guard.DetectDangerous(query+"\n"+effective, rep.Answer) {
 		rep.Flags.DangerousOperation = true

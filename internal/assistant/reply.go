@@ -29,6 +29,9 @@ type Reply struct {
 	ProcessingTimeSec float64           `json:"processing_time_sec"`
 	Generator         string            `json:"generator"` // "extractive", "llm:<model>", or "guard" when a template answered
 	RemovedCitations  []int             `json:"removed_citations,omitempty"`
+	// Verification is the claim check of the generated answer (seed 003
+	// verification step); nil for refusals.
+	Verification *answer.Verification `json:"verification,omitempty"`
 }
 
 // Refused reports whether the reply is a refusal (insufficient evidence or a

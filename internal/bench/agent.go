@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/agent"
+	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/eval/evalset"
 	"github.com/shirube/shirube/internal/eval/stats"
@@ -31,6 +32,15 @@ type AgentReport struct {
 	// (seed: top5_relevance, measured by the evidence score instead of
 	// human judgement).
 	Top5Relevance float64 `json:"top5_relevance"`
+	// Top10Relevance is the same over the top 10 (seed: top10_relevance).
+	Top10Relevance float64 `json:"top10_relevance"`
+	// SupportedRate and CitationPrecision check the answer written from
+	// each profile's evidence (answer.VerifyClaims; seed:
+	// answer_supported_rate, citation_precision). For an LLM answer they
+	// describe the model's text before unverified claims were moved out.
+	Generator         string  `json:"generator"`
+	SupportedRate     float64 `json:"answer_supported_rate"`
+	CitationPrecision float64 `json:"citation_precision"`
 	// FacetCoverage is the share of facets with supporting evidence.
 	FacetCoverage float64 `json:"facet_coverage"`
 	// UnknownsRate is the share of questions that reported an unknown.
@@ -79,17 +89,28 @@ func LoadQuestions(path string) ([]string, error) {
 	return qs, nil
 }
 
-// Agent runs every question through each profile and reports the KPIs.
-func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profiles []string, base retrieve.Options) ([]AgentReport, error) {
+// Answerer writes an answer from retrieved evidence; answer.Extractive and
+// answer.LLM satisfy it.
+type Answerer interface {
+	Generate(ctx context.Context, query string, results []retrieve.Result) (answer.Answer, error)
+}
+
+// Agent runs every question through each profile, answers it from the
+// profile's evidence with gen (nil: the extractive generator) and reports
+// the KPIs.
+func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profiles []string, base retrieve.Options, gen Answerer) ([]AgentReport, error) {
 	if len(questions) == 0 {
 		return nil, fmt.Errorf("no questions to run")
 	}
 	tok := s.Index().Analyzer()
+	if gen == nil {
+		gen = answer.NewExtractive(tok, answer.ExtractiveOptions{})
+	}
 	var out []AgentReport
 	for _, p := range profiles {
 		rep := AgentReport{Profile: p, Routes: map[string]int{}, Machine: ThisMachine()}
 		var lat stats.Latencies
-		var calls, rounds, top5, facets, covered, unknown, corrective, resolved float64
+		var calls, rounds, top5, top10, supported, precision, facets, covered, unknown, corrective, resolved float64
 		for _, q := range questions {
 			t0 := time.Now()
 			res, err := agent.Run(ctx, q, agent.Options{Profile: p, Searcher: s, Tokenizer: tok, Search: base})
@@ -102,6 +123,16 @@ func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profil
 			calls += float64(res.Calls)
 			rounds += float64(res.Rounds)
 			top5 += res.Top5Relevance
+			top10 += res.Top10Relevance
+			a, err := gen.Generate(ctx, q, res.Evidence)
+			if err != nil {
+				return nil, fmt.Errorf("profile %s, question %q: answer: %w", p, q, err)
+			}
+			rep.Generator = a.Generator
+			if a.Verification != nil {
+				supported += a.Verification.SupportedRate
+				precision += a.Verification.CitationPrecision
+			}
 			for _, c := range res.Coverage {
 				facets++
 				if c.Covered {
@@ -121,6 +152,8 @@ func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profil
 		n := float64(rep.Questions)
 		rep.AvgCalls, rep.AvgRounds = round(calls/n), round(rounds/n)
 		rep.Top5Relevance = round(top5 / n)
+		rep.Top10Relevance = round(top10 / n)
+		rep.SupportedRate, rep.CitationPrecision = round(supported/n), round(precision/n)
 		if facets > 0 {
 			rep.FacetCoverage = round(covered / facets)
 		}

@@ -28,8 +28,13 @@ type AnswersReport struct {
 	ContainmentRate float64 `json:"containment_rate"`
 	RetrievedGold   float64 `json:"gold_paragraph_in_top_k"`
 	MeanAnswerRunes float64 `json:"mean_answer_runes"`
-	AnswerP95Ms     float64 `json:"answer_p95_ms"`
-	Machine         Machine `json:"machine"`
+	// SupportedRate and CitationPrecision are seed 003's
+	// answer_supported_rate and citation_precision, averaged over the
+	// answers (answer.VerifyClaims).
+	SupportedRate     float64 `json:"answer_supported_rate"`
+	CitationPrecision float64 `json:"citation_precision"`
+	AnswerP95Ms       float64 `json:"answer_p95_ms"`
+	Machine           Machine `json:"machine"`
 }
 
 // Answers measures extractive-answer containment on a dataset whose
@@ -49,6 +54,7 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 	var lat stats.Latencies
 	runes := 0
 	gold := 0
+	var supported, precision float64
 	for _, q := range qs {
 		if len(q.Answers) == 0 {
 			continue
@@ -74,6 +80,10 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 			}
 		}
 		runes += len([]rune(a.Text))
+		if a.Verification != nil {
+			supported += a.Verification.SupportedRate
+			precision += a.Verification.CitationPrecision
+		}
 		if containsGold(a.Text, q.Answers) {
 			rep.Contained++
 		}
@@ -82,6 +92,8 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 		rep.ContainmentRate = round(float64(rep.Contained) / float64(rep.Questions))
 		rep.RetrievedGold = round(float64(gold) / float64(rep.Questions))
 		rep.MeanAnswerRunes = round(float64(runes) / float64(rep.Questions))
+		rep.SupportedRate = round(supported / float64(rep.Questions))
+		rep.CitationPrecision = round(precision / float64(rep.Questions))
 	}
 	rep.AnswerP95Ms = ms(lat.Summary().P95)
 	return rep, nil

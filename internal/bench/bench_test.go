@@ -51,7 +51,7 @@ func TestAgentKPIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps, err := Agent(context.Background(), retrieve.New(ix), []string{"バックアップの復旧手順と、ログの保管期間を教えて", "感染端末の隔離"}, []string{"fast", "balanced", "deep"}, retrieve.Options{BM25Weight: 0.6})
+	reps, err := Agent(context.Background(), retrieve.New(ix), []string{"バックアップの復旧手順と、ログの保管期間を教えて", "感染端末の隔離"}, []string{"fast", "balanced", "deep"}, retrieve.Options{BM25Weight: 0.6}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +63,15 @@ func TestAgentKPIs(t *testing.T) {
 	}
 	if reps[0].AvgRounds != 1 {
 		t.Errorf("fast ran %v rounds", reps[0].AvgRounds)
+	}
+	for _, r := range reps {
+		// Extractive answers quote their evidence: every claim is supported
+		// by the chunk it cites.
+		if r.SupportedRate != 1 || r.CitationPrecision != 1 {
+			t.Errorf("%s: answer_supported_rate %v, citation_precision %v; want 1, 1", r.Profile, r.SupportedRate, r.CitationPrecision)
+		}
+		if r.Top10Relevance <= 0 || r.Top10Relevance > r.Top5Relevance+1e-9 {
+			t.Errorf("%s: top10 relevance %v must be positive and at most top5 %v", r.Profile, r.Top10Relevance, r.Top5Relevance)
+		}
 	}
 }

@@ -35,13 +35,16 @@ const (
 	DefaultK                 = 4
 	DefaultBM25Weight        = 0.6
 	DefaultEvidenceThreshold = 0.5
-	DefaultMaxHistory        = 5
-	DefaultLLMModel          = "gpt-4o-mini"
-	DefaultAnthropicModel    = "sonnet"
-	DefaultEmbeddingModel    = "text-embedding-3-small"
-	DefaultMaxFileSize       = 100 << 20
-	DefaultFusion            = "minmax"
-	DefaultEmbedder          = "local"
+	// DefaultClaimCoverage is the share of a claim's content words its
+	// evidence must contain (answer.DefaultClaimCoverage).
+	DefaultClaimCoverage  = 0.6
+	DefaultMaxHistory     = 5
+	DefaultLLMModel       = "gpt-4o-mini"
+	DefaultAnthropicModel = "sonnet"
+	DefaultEmbeddingModel = "text-embedding-3-small"
+	DefaultMaxFileSize    = 100 << 20
+	DefaultFusion         = "minmax"
+	DefaultEmbedder       = "local"
 )
 
 // Config is the effective configuration of one run.
@@ -58,8 +61,15 @@ type Config struct {
 	// EvidenceThreshold is the absolute evidence score below which the
 	// answer is refused as insufficient evidence (SHIRUBE_EVIDENCE_THRESHOLD).
 	EvidenceThreshold float64
-	MaxHistory        int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
-	MaxFileSize       int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+	// ClaimCoverage is the verification threshold for LLM answers: a claim
+	// whose cited evidence holds fewer of its content words is unverified
+	// (SHIRUBE_CLAIM_COVERAGE).
+	ClaimCoverage float64
+	// KeepUnverified leaves unverified claims in LLM answers instead of
+	// moving them to Unknowns (SHIRUBE_KEEP_UNVERIFIED=1).
+	KeepUnverified bool
+	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
+	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
 	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
@@ -91,6 +101,7 @@ func Default() Config {
 		BM25Weight:        DefaultBM25Weight,
 		Fusion:            DefaultFusion,
 		EvidenceThreshold: DefaultEvidenceThreshold,
+		ClaimCoverage:     DefaultClaimCoverage,
 		MaxHistory:        DefaultMaxHistory,
 		MaxFileSize:       DefaultMaxFileSize,
 		Embedder:          DefaultEmbedder,
@@ -159,6 +170,15 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	flt("SHIRUBE_BM25_WEIGHT", &c.BM25Weight)
 	str("SHIRUBE_FUSION", &c.Fusion)
 	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
+	flt("SHIRUBE_CLAIM_COVERAGE", &c.ClaimCoverage)
+	if v, ok := lookup("SHIRUBE_KEEP_UNVERIFIED"); ok {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_KEEP_UNVERIFIED=%q is not true or false (1/0)", v))
+		} else {
+			c.KeepUnverified = b
+		}
+	}
 	num("SHIRUBE_MAX_HISTORY", &c.MaxHistory)
 	if v, ok := lookup("SHIRUBE_MAX_FILE_SIZE"); ok {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
@@ -218,6 +238,9 @@ func (c Config) Validate() error {
 	}
 	if c.BM25Weight < 0 || c.BM25Weight > 1 {
 		errs = append(errs, fmt.Errorf("BM25 weight %g must be between 0.0 and 1.0", c.BM25Weight))
+	}
+	if c.ClaimCoverage <= 0 || c.ClaimCoverage > 1 {
+		errs = append(errs, fmt.Errorf("claim coverage %g must be above 0.0 and at most 1.0", c.ClaimCoverage))
 	}
 	if c.Fusion != "minmax" && c.Fusion != "rrf" {
 		errs = append(errs, fmt.Errorf("fusion %q must be minmax or rrf", c.Fusion))
@@ -320,6 +343,8 @@ func (c Config) Lines() []string {
 		"SHIRUBE_VECTOR_WEIGHT":      strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)",
 		"SHIRUBE_FUSION":             c.Fusion,
 		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),
+		"SHIRUBE_CLAIM_COVERAGE":     strconv.FormatFloat(c.ClaimCoverage, 'g', -1, 64),
+		"SHIRUBE_KEEP_UNVERIFIED":    strconv.FormatBool(c.KeepUnverified),
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,

@@ -1,0 +1,415 @@
+package answer
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/analysis"
+)
+
+// Claim is one statement of an answer and what its evidence says of it.
+type Claim struct {
+	Text string `json:"text"` // the statement, citation markers removed
+	// Cited lists the evidence numbers the statement cites.
+	Cited []int `json:"cited"`
+	// SupportedBy lists the evidence that supports it: the cited evidence
+	// that does, or, for a statement that cites nothing, any evidence.
+	SupportedBy []int `json:"supported_by,omitempty"`
+	// Uncited is set when none of the cited evidence supports the claim but
+	// other evidence given to the generator does (a citation mistake, not
+	// an invented fact).
+	Uncited   bool `json:"supported_by_uncited_evidence,omitempty"`
+	Supported bool `json:"supported"`
+	// Coverage is the best share of the statement's content words found in
+	// one piece of evidence it was checked against.
+	Coverage float64 `json:"coverage"`
+	// MissingNumbers lists numbers the statement gives that none of that
+	// evidence contains (a number not in the evidence is never supported).
+	MissingNumbers []string `json:"missing_numbers,omitempty"`
+
+	statement int // index into Verification.statements
+}
+
+// Verification is the claim check of one answer: seed 003's verification
+// step ("CoVe-style claim checks") and its answer_supported_rate and
+// citation_precision KPIs.
+type Verification struct {
+	Method string  `json:"method"` // "lexical"
+	Claims []Claim `json:"claims"`
+	// SupportedRate is the share of claims the evidence supports (1 when
+	// the answer makes no claim).
+	SupportedRate float64 `json:"answer_supported_rate"`
+	// CitationPrecision is the share of citations (claim, evidence pairs)
+	// whose evidence supports the claim that cites it (1 when nothing is
+	// cited).
+	CitationPrecision float64 `json:"citation_precision"`
+
+	statements []Statement // the split text the claims came from
+}
+
+// WithoutUnsupported returns the verified text with the unsupported claims
+// taken out (see removeStatements).
+func (v Verification) WithoutUnsupported(text string) string {
+	drop := map[int]bool{}
+	for _, c := range v.Claims {
+		if !c.Supported {
+			drop[c.statement] = true
+		}
+	}
+	if len(drop) == 0 {
+		return text
+	}
+	return removeStatements(text, v.statements, func(i int) bool { return drop[i] })
+}
+
+// Unsupported returns the claims the evidence does not support.
+func (v Verification) Unsupported() []Claim {
+	var out []Claim
+	for _, c := range v.Claims {
+		if !c.Supported {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// DefaultClaimCoverage is the share of a claim's content words one piece of
+// evidence must contain for the claim to count as supported. A faithful
+// paraphrase keeps the nouns, names and numbers of its source; a statement
+// that brings in words of its own falls below it.
+const DefaultClaimCoverage = 0.6
+
+// VerifyClaims checks every claim of text against the evidence it cites.
+// evidence maps a citation number to the full text of that chunk. A
+// statement (a sentence, or a list item) with fewer than two content words
+// and no number — 「以下の手順です。」 — makes no claim and is skipped.
+//
+// A claim is supported when one piece of evidence it cites contains at
+// least minCoverage of its content words (found as analysed terms or, for
+// words inside compounds and conjugated forms, in the evidence text) and
+// every number it gives. A claim that cites nothing is checked against all
+// the evidence. Coverage and MissingNumbers describe the best-covering
+// evidence checked. The check is lexical and deterministic: it catches added
+// facts, wrong numbers and citations to the wrong chunk; it cannot tell a
+// negated statement from the original.
+func VerifyClaims(text string, evidence map[int]string, tok Tokenizer, minCoverage float64) Verification {
+	return verifyClaims(text, evidence, nil, tok, minCoverage)
+}
+
+// verifyClaims is VerifyClaims with the texts of evidence the answer could
+// have cited but did not: a claim they support counts as supported (the
+// model saw it; only its citation is wrong), without raising citation
+// precision.
+func verifyClaims(text string, evidence map[int]string, uncited []string, tok Tokenizer, minCoverage float64) Verification {
+	if minCoverage <= 0 {
+		minCoverage = DefaultClaimCoverage
+	}
+	type ev struct {
+		norm  string
+		terms map[string]bool
+	}
+	prep := func(t string) ev { return ev{norm: normalize(t), terms: termSet(tok.Terms(t))} }
+	evs := make(map[int]ev, len(evidence))
+	all := make([]int, 0, len(evidence))
+	for n, t := range evidence {
+		evs[n] = prep(t)
+		all = append(all, n)
+	}
+	slices.Sort(all)
+	var others []ev // prepared lazily: most answers need none
+	v := Verification{Method: "lexical", Claims: []Claim{}}
+	v.statements = SplitClaims(text)
+	var cites, goodCites int
+	for si, s := range v.statements {
+		words := claimWords(tok.Terms(s.Text))
+		nums := numbers(s.Text)
+		if len(words) < 2 && len(nums) == 0 {
+			continue
+		}
+		// A bracketed number that names no evidence is text (an index in a
+		// quoted command: Properties[0]), not a citation.
+		s.Cited = slices.DeleteFunc(slices.Clone(s.Cited), func(n int) bool { _, ok := evs[n]; return !ok })
+		c := Claim{Text: s.Text, Cited: s.Cited, statement: si}
+		// check scores one piece of evidence and reports whether it
+		// supports the claim.
+		check := func(e ev) (float64, []string, bool) {
+			found := 0
+			for _, w := range words {
+				if e.terms[w] || present(e.norm, w) {
+					found++
+				}
+			}
+			cov := 1.0
+			if len(words) > 0 {
+				cov = float64(found) / float64(len(words))
+			}
+			var missing []string
+			for _, num := range nums {
+				if !containsNumber(e.norm, num) {
+					missing = append(missing, num)
+				}
+			}
+			return cov, missing, cov >= minCoverage && len(missing) == 0
+		}
+		best := -1.0
+		against := s.Cited
+		if len(against) == 0 {
+			against = all
+		}
+		for _, n := range against {
+			e, ok := evs[n]
+			if !ok {
+				continue
+			}
+			cov, missing, ok := check(e)
+			if ok {
+				c.SupportedBy = append(c.SupportedBy, n)
+			}
+			if cov > best {
+				best, c.Coverage, c.MissingNumbers = cov, cov, missing
+			}
+		}
+		if len(c.SupportedBy) == 0 && len(uncited) > 0 {
+			if others == nil {
+				for _, t := range uncited {
+					others = append(others, prep(t))
+				}
+			}
+			for _, e := range others {
+				if _, _, ok := check(e); ok {
+					c.Uncited = true
+					break
+				}
+			}
+		}
+		if len(c.SupportedBy) > 0 || c.Uncited {
+			c.MissingNumbers = nil
+		}
+		c.Coverage = round2(max(c.Coverage, 0))
+		c.Supported = len(c.SupportedBy) > 0 || c.Uncited
+		cites += len(s.Cited)
+		for _, n := range s.Cited {
+			if slices.Contains(c.SupportedBy, n) {
+				goodCites++
+			}
+		}
+		v.Claims = append(v.Claims, c)
+	}
+	v.SupportedRate, v.CitationPrecision = 1, 1
+	if len(v.Claims) > 0 {
+		v.SupportedRate = round2(float64(len(v.Claims)-len(v.Unsupported())) / float64(len(v.Claims)))
+	}
+	if cites > 0 {
+		v.CitationPrecision = round2(float64(goodCites) / float64(cites))
+	}
+	return v
+}
+
+// Statement is one sentence or list item of an answer with the citations
+// that follow it.
+type Statement struct {
+	Text  string // without citation markers or list bullets
+	Cited []int  // citation numbers, in order, without repeats
+	Line  int    // 0-based line of the answer text it is on
+	// Inherited is set when the statement carries no citation of its own
+	// and took those of the next cited statement on its line (「A。B。[1]」:
+	// [1] stands for both).
+	Inherited bool
+
+	raw string // the statement as written, citations included
+}
+
+// SplitClaims splits answer text into statements: one per sentence
+// (。！？!? and ". "), list items and lines kept apart, each with the
+// citations written after it. Citations that open a sentence (「。[1]」 put
+// after the full stop) belong to the sentence before. Empty statements and
+// an answer's heading lines are dropped.
+func SplitClaims(text string) []Statement {
+	var out []Statement
+	for li, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || headingLine.MatchString(line) {
+			continue
+		}
+		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
+		first := len(out)
+		for _, sent := range splitKeepingCitations(line) {
+			// Leading citations close the previous statement of this line.
+			for {
+				loc := citation.FindStringSubmatchIndex(sent)
+				if loc == nil || strings.TrimSpace(sent[:loc[0]]) != "" {
+					break
+				}
+				if len(out) > first {
+					out[len(out)-1].Cited = addCites(out[len(out)-1].Cited, sent[loc[2]:loc[3]])
+				}
+				sent = sent[loc[1]:]
+			}
+			var cited []int
+			for _, m := range citation.FindAllStringSubmatch(sent, -1) {
+				cited = addCites(cited, m[1])
+			}
+			plain := strings.TrimSpace(citation.ReplaceAllString(sent, ""))
+			if !hasWordRune(plain) {
+				continue
+			}
+			out = append(out, Statement{Text: plain, Cited: cited, Line: li, raw: sent})
+		}
+		// A run of sentences closed by one citation shares it.
+		var carry []int
+		for i := len(out) - 1; i >= first; i-- {
+			if len(out[i].Cited) > 0 {
+				carry = out[i].Cited
+			} else if carry != nil {
+				out[i].Cited, out[i].Inherited = slices.Clone(carry), true
+			}
+		}
+	}
+	return out
+}
+
+// removeStatements returns text without the statements drop selects. A
+// dropped statement's citations stay when a kept statement before it on the
+// same line shares them, so that statement keeps its support; a line left
+// with nothing but a bullet goes.
+func removeStatements(text string, stmts []Statement, drop func(i int) bool) string {
+	lines := strings.Split(text, "\n")
+	gone := make([]bool, len(lines))
+	for i, st := range stmts {
+		if !drop(i) || st.Line >= len(lines) {
+			continue
+		}
+		keep := ""
+		if i > 0 && stmts[i-1].Line == st.Line && stmts[i-1].Inherited && !drop(i-1) {
+			for _, m := range citation.FindAllString(st.raw, -1) {
+				keep += m
+			}
+		}
+		lines[st.Line] = strings.Replace(lines[st.Line], st.raw, keep, 1)
+		if !hasWordRune(bulletPrefix.ReplaceAllString(citation.ReplaceAllString(strings.TrimSpace(lines[st.Line]), ""), "")) {
+			gone[st.Line] = true
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		if !gone[i] {
+			out = append(out, strings.TrimRight(l, " \t"))
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// splitKeepingCitations splits a line after each sentence end, keeping a
+// citation group that directly follows the end with the sentence it closes.
+func splitKeepingCitations(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
+			(r == '.' && (i+size == len(line) || line[i+size] == ' '))
+		i += size
+		if !end {
+			continue
+		}
+		// Swallow the citations right after the sentence end.
+		for {
+			loc := citation.FindStringIndex(line[i:])
+			if loc == nil || strings.TrimSpace(line[i:i+loc[0]]) != "" {
+				break
+			}
+			i += loc[1]
+		}
+		out = append(out, line[start:i])
+		start = i
+	}
+	if start < len(line) {
+		out = append(out, line[start:])
+	}
+	return out
+}
+
+func addCites(cited []int, group string) []int {
+	for _, f := range digits.FindAllString(group, -1) {
+		if n, err := strconv.Atoi(f); err == nil && !slices.Contains(cited, n) {
+			cited = append(cited, n)
+		}
+	}
+	return cited
+}
+
+func hasWordRune(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimWords returns the distinct content words of a claim's terms: word
+// terms only (character n-grams that span a particle say nothing about
+// support), or the n-grams when the claim has no word term at all.
+func claimWords(terms []string) []string {
+	var words, grams []string
+	for _, t := range uniqueContent(terms) {
+		if strings.HasPrefix(t, analysis.NGramPrefix) {
+			grams = append(grams, strings.TrimPrefix(t, analysis.NGramPrefix))
+		} else if !analysis.IsRequestWord(t) {
+			words = append(words, t)
+		}
+	}
+	if len(words) == 0 {
+		return grams
+	}
+	return words
+}
+
+// numberRun matches a number as written in a claim (NFKC-normalised):
+// digits with optional thousands separators and decimals.
+var numberRun = regexp.MustCompile(`\d+(?:[,，]\d{3})*(?:\.\d+)?`)
+
+// numbers returns the distinct numbers of s, separators removed. List
+// numbering has been stripped by SplitClaims before.
+func numbers(s string) []string {
+	var out []string
+	for _, m := range numberRun.FindAllString(normalize(s), -1) {
+		m = strings.NewReplacer(",", "", "，", "").Replace(m)
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// containsNumber reports whether normalised text contains num as a whole
+// number (not as part of a longer one), with or without thousands
+// separators.
+func containsNumber(norm, num string) bool {
+	for _, m := range numberRun.FindAllString(norm, -1) {
+		if strings.NewReplacer(",", "", "，", "").Replace(m) == num {
+			return true
+		}
+	}
+	return false
+}
+
+// present reports whether a content word occurs in normalised text: as a
+// substring (a word inside a compound), or, for a verb or adjective in its
+// base form (止める), by its stem without the final kana (止めて).
+func present(norm, w string) bool {
+	if strings.Contains(norm, w) {
+		return true
+	}
+	r := []rune(w)
+	if len(r) >= 3 && unicode.In(r[len(r)-1], unicode.Hiragana) {
+		return strings.Contains(norm, string(r[:len(r)-1]))
+	}
+	return false
+}
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
