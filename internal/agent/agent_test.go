@@ -506,3 +506,31 @@ func TestLLMPlanner(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanMixedLanguage(t *testing.T) {
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		// Japanese facets first, the English fallback last.
+		{"EDR の alert triage 手順と、ＳＩＥＭ の保管期間を教えて", []string{
+			"EDR の alert triage 手順と、ＳＩＥＭ の保管期間を教えて", "EDR の alert triage 手順", "ＳＩＥＭ の保管期間", "EDR alert triage SIEM"}},
+		// One acronym is part of a Japanese question: no fallback.
+		{"VPN の接続手順は？", []string{"VPN の接続手順は？"}},
+		// English only: nothing to fall back to.
+		{"How do I isolate an infected host?", []string{"How do I isolate an infected host?"}},
+	}
+	for _, tt := range tests {
+		p := PlanQuestion(tt.q, bigrams{}, 7)
+		if !slices.Equal(p.Queries, tt.want) {
+			t.Errorf("PlanQuestion(%q).Queries = %q; want %q", tt.q, p.Queries, tt.want)
+		}
+	}
+	// With a budget of 2 the English fallback is the first to go.
+	if p := PlanQuestion(tests[0].q, bigrams{}, 2); len(p.Queries) != 2 || p.Queries[1] != "EDR の alert triage 手順" {
+		t.Errorf("budget 2: %q", p.Queries)
+	}
+	if got := latinWords("Windows イベント ID 4740 と rm -rf"); !slices.Equal(got, []string{"Windows", "ID", "rm", "rf"}) {
+		t.Errorf("latinWords = %q", got)
+	}
+}

@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/shirube/shirube/internal/analysis"
 )
@@ -139,15 +143,65 @@ func PlanQuestion(question string, tok Tokenizer, budget int) Plan {
 		budget = 1
 	}
 	p.Queries = []string{q}
+	var variants []string
 	if len(facets) > 1 {
 		for _, f := range facets {
-			if len(p.Queries) >= budget {
-				break
-			}
-			p.Queries = appendNew(p.Queries, f.Text)
+			variants = append(variants, f.Text)
 		}
 	}
+	// A question that mixes Japanese and English (two Latin words or more;
+	// one acronym such as VPN is just part of a Japanese question) also gets
+	// an English fallback of its Latin words alone (「EDR の alert triage
+	// 手順」→「EDR alert triage」), for documents written in English.
+	if latin := latinWords(q); len(latin) >= 2 && hasJapanese(q) {
+		variants = append(variants, strings.Join(latin, " "))
+	}
+	// Seed 003: Japanese variants before English ones.
+	slices.SortStableFunc(variants, func(a, b string) int {
+		return cmp.Compare(japaneseRank(a), japaneseRank(b))
+	})
+	for _, v := range variants {
+		if len(p.Queries) >= budget {
+			break
+		}
+		p.Queries = appendNew(p.Queries, v)
+	}
 	return p
+}
+
+// japaneseRank orders query variants: 0 for one with Japanese text, 1 for
+// an English-only one.
+func japaneseRank(s string) int {
+	if hasJapanese(s) {
+		return 0
+	}
+	return 1
+}
+
+// hasJapanese reports whether s has kana or kanji.
+func hasJapanese(s string) bool {
+	for _, r := range s {
+		if unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) {
+			return true
+		}
+	}
+	return false
+}
+
+// latinWords returns the words of s written in Latin letters (with their
+// digits, hyphens and dots: "Windows", "4740", "rm -rf" gives "rm", "rf"),
+// NFKC-normalised with their case kept, in order, without repeats.
+func latinWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(norm.NFKC.String(s), func(r rune) bool {
+		return !(r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '.' || r == '_'))
+	}) {
+		w = strings.Trim(w, "-._")
+		if w != "" && strings.ContainsFunc(w, unicode.IsLetter) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func containsAny(s string, words []string) bool {
