@@ -122,3 +122,37 @@ func TestBenchAgentLLM(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusZeroHit checks `shirube status`: the index summary, and the
+// share of the audit log's questions its BM25 leg cannot match.
+func TestStatusZeroHit(t *testing.T) {
+	workspace(t, indexedFixture(t))
+	var st struct {
+		Documents int `json:"documents"`
+		Chunks    int `json:"chunks"`
+		Logged    *struct {
+			Queries  int      `json:"queries"`
+			ZeroHit  int      `json:"zero_hit"`
+			Rate     float64  `json:"zero_hit_rate"`
+			Examples []string `json:"zero_hit_examples"`
+		} `json:"logged_queries"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Documents != 7 || st.Chunks == 0 || st.Logged != nil {
+		t.Fatalf("fresh index status %+v: 7 documents, chunks, no logged questions", st)
+	}
+	mustRun(t, "ask", "バックアップからの復旧手順は？")
+	mustRun(t, "ask", "バックアップからの復旧手順は？") // counted once
+	mustRun(t, "ask", "zyxwv qwpfg")
+	if err := json.Unmarshal([]byte(mustRun(t, "status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Logged == nil || st.Logged.Queries != 2 || st.Logged.ZeroHit != 1 || st.Logged.Rate != 0.5 || len(st.Logged.Examples) != 1 || st.Logged.Examples[0] != "zyxwv qwpfg" {
+		t.Errorf("logged queries %+v; want 2 distinct, 1 zero-hit (zyxwv qwpfg)", st.Logged)
+	}
+	if out := mustRun(t, "status"); !strings.Contains(out, "queries:    2 distinct in ./logs; BM25 matches nothing for 1 (50.0 %)") {
+		t.Errorf("status text:\n%s", out)
+	}
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/document"
@@ -179,20 +182,84 @@ func newStatusCmd(g *globals) *cobra.Command {
 				"data_dir":     m.DataDir,
 				"database_dir": m.DatabaseDir,
 			}
+			zh, err := zeroHits(cmd.Context(), g.cfg)
+			if err != nil {
+				return err
+			}
+			if zh != nil {
+				st["logged_queries"] = zh
+			}
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
 				return enc.Encode(st)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\n",
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\n",
 				g.cfg.IndexDir, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
 				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir)
+			if zh != nil {
+				fmt.Fprintf(w, "queries:    %d distinct in %s; BM25 matches nothing for %d (%.1f %%)\n", zh.Queries, zh.LogsDir, zh.ZeroHit, 100*zh.ZeroHitRate)
+				for _, q := range zh.Examples {
+					fmt.Fprintf(w, "            no match: %s\n", q)
+				}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().String("index", config.DefaultIndexDir, "index directory")
+	cmd.Flags().String("logs", config.DefaultLogsDir, "audit log folder whose questions are checked against the index")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
 	return cmd
+}
+
+// zeroHitReport is the share of the questions in the audit log that the
+// index's BM25 leg cannot match at all (issue #2: zero-hit share per index).
+type zeroHitReport struct {
+	LogsDir     string   `json:"logs"`
+	Queries     int      `json:"queries"`
+	ZeroHit     int      `json:"zero_hit"`
+	ZeroHitRate float64  `json:"zero_hit_rate"`
+	Examples    []string `json:"zero_hit_examples,omitempty"` // up to 5
+	Skipped     int      `json:"skipped_lines,omitempty"`     // log lines that were not entries
+}
+
+// zeroHits runs every distinct question of the audit log (the rewritten
+// form of a follow-up) through the BM25 leg of the current index; nil when
+// the log has no questions.
+func zeroHits(ctx context.Context, cfg config.Config) (*zeroHitReport, error) {
+	var queries []string
+	seen := map[string]bool{}
+	skipped, err := auditlog.Read(ctx, cfg.LogsDir, func(e auditlog.Entry) error {
+		q := strings.TrimSpace(cmp.Or(e.RewrittenQuery, e.Query))
+		if q != "" && !seen[q] {
+			seen[q] = true
+			queries = append(queries, q)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(queries) == 0 {
+		return nil, nil
+	}
+	s, err := openSearcher(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep := &zeroHitReport{LogsDir: cfg.LogsDir, Queries: len(queries), Skipped: skipped}
+	for _, q := range queries {
+		if s.Index().ZeroHit(q) {
+			rep.ZeroHit++
+			if len(rep.Examples) < 5 {
+				rep.Examples = append(rep.Examples, q)
+			}
+		}
+	}
+	rep.ZeroHitRate = float64(int(10000*float64(rep.ZeroHit)/float64(rep.Queries)+0.5)) / 10000
+	return rep, nil
 }
 
 func newConfigCmd(g *globals) *cobra.Command {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -266,4 +267,40 @@ func Excerpt(text string, limit int) string {
 		n++
 	}
 	return strings.TrimRight(text[:i], " ") + "..."
+}
+
+// Read calls fn with every entry of the daily files in dir
+// (query_YYYY-MM-DD.jsonl, oldest day first, lines in file order). A line
+// that is not an entry is skipped and counted in skipped; a missing
+// directory has no entries. An error from fn stops the reading.
+func Read(ctx context.Context, dir string, fn func(Entry) error) (skipped int, err error) {
+	files, err := filepath.Glob(filepath.Join(cmp.Or(dir, DefaultDir), "query_*.jsonl"))
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return skipped, fmt.Errorf("audit log: %w", err)
+		}
+		for line := range bytes.Lines(data) {
+			if err := ctx.Err(); err != nil {
+				return skipped, err
+			}
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			var e Entry
+			if json.Unmarshal(line, &e) != nil {
+				skipped++
+				continue
+			}
+			if err := fn(e); err != nil {
+				return skipped, err
+			}
+		}
+	}
+	return skipped, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,5 +345,38 @@ func TestWriterProcess(t *testing.T) {
 		if err := l.Log(context.Background(), e); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 9, 0, 0, 0, time.Local) }
+	l := Open(dir, Options{})
+	for i, q := range []string{"二日目の質問", "一日目の質問", "一日目の二問目"} {
+		ts := day(2)
+		if i > 0 {
+			ts = day(1)
+		}
+		if err := l.Log(context.Background(), Entry{Timestamp: ts, Query: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A torn line is skipped, not fatal.
+	f, err := os.OpenFile(l.Path(day(1)), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"timestamp":"2026-11-01T09:00`)
+	f.Close()
+	var got []string
+	skipped, err := Read(context.Background(), dir, func(e Entry) error { got = append(got, e.Query); return nil })
+	if err != nil || skipped != 1 {
+		t.Fatalf("Read: skipped %d, %v", skipped, err)
+	}
+	if want := []string{"一日目の質問", "一日目の二問目", "二日目の質問"}; !slices.Equal(got, want) {
+		t.Errorf("queries %q; want %q (oldest day first)", got, want)
+	}
+	if n, err := Read(context.Background(), filepath.Join(dir, "missing"), func(Entry) error { return nil }); n != 0 || err != nil {
+		t.Errorf("missing dir: %d, %v", n, err)
 	}
 }

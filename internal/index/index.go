@@ -155,6 +155,13 @@ func (ix *Index) Lexical(terms []string, n int) ([]Hit, float64) {
 	return out, ix.lex.UpperBound(terms)
 }
 
+// ZeroHit reports whether the BM25 leg matches no chunk at all for text:
+// none of its analysed terms occurs in the index.
+func (ix *Index) ZeroHit(text string) bool {
+	hs, _ := ix.Lexical(ix.Terms(text), 1)
+	return len(hs) == 0
+}
+
 // IDF returns the BM25 inverse document frequency of an analysed term,
 // ln(1 + (N − n + 0.5)/(n + 0.5)); a term no chunk contains gets the
 // largest value, as the rarest possible term.
