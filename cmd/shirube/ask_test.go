@@ -3,17 +3,15 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 // auditLines reads every line of the audit logs under dir.
@@ -40,36 +38,17 @@ func auditLines(t *testing.T, dir string) []map[string]any {
 	return out
 }
 
-// fakeOpenAI speaks the OpenAI chat-completions wire format: the first
-// request gets a 429 with Retry-After, later ones an answer citing [1].
-type fakeOpenAI struct {
-	mu       sync.Mutex
-	requests int
-	bodies   []string
-}
-
-func (f *fakeOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(w, r)
-		return
+// fakeOpenAIReply answers like OpenAI: the first request gets a 429 with
+// Retry-After, later ones an answer citing [1] and a bogus [9].
+func fakeOpenAIReply(r llmtest.Request) llmtest.Reply {
+	if r.Calls == 1 {
+		return llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "0", ErrorMessage: "rate limited"}
 	}
-	body, _ := io.ReadAll(r.Body)
-	f.mu.Lock()
-	f.requests++
-	n := f.requests
-	f.bodies = append(f.bodies, string(body))
-	f.mu.Unlock()
-	if n == 1 {
-		w.Header().Set("Retry-After", "0")
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, `{"error":{"message":"rate limited","type":"rate_limit_error"}}`)
-		return
+	return llmtest.Reply{
+		Text:         "復旧ポイントを選び、リストアを実施します [1]。存在しない根拠 [9]。\n\n不明点:\n- 復旧にかかる正確な時間",
+		Model:        "gpt-4o-mini",
+		PromptTokens: 1200, CompletionTokens: 80,
 	}
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini",
-"choices":[{"index":0,"message":{"role":"assistant","content":"復旧ポイントを選び、リストアを実施します [1]。存在しない根拠 [9]。\n\n不明点:\n- 復旧にかかる正確な時間"},"finish_reason":"stop"}],
-"usage":{"prompt_tokens":1200,"completion_tokens":80,"total_tokens":1280}}`)
 }
 
 func TestAskOfflineAndAudit(t *testing.T) {
@@ -104,19 +83,17 @@ func TestAskOfflineAndAudit(t *testing.T) {
 func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	fixture := indexedFixture(t)
 	ws := workspace(t, fixture)
-	fake := &fakeOpenAI{}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
+	fake := llmtest.OpenAI(t, fakeOpenAIReply)
 	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
-	t.Setenv("OPENAI_API_BASE", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
 
 	out := mustRun(t, "ask", "--json", "バックアップからの復旧手順は？")
 	var rep assistant.Reply
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("ask --json: %v\n%s", err, out)
 	}
-	if fake.requests != 2 {
-		t.Errorf("%d requests, want 2 (a 429 honoured, then the answer)", fake.requests)
+	if n := fake.Calls(); n != 2 {
+		t.Errorf("%d requests, want 2 (a 429 honoured, then the answer)", n)
 	}
 	if !strings.HasPrefix(rep.Generator, "llm") {
 		t.Errorf("generator %q", rep.Generator)
@@ -143,17 +120,18 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 		t.Errorf("unverified claim not moved: answer %q, unknowns %q", rep.Answer, rep.Unknowns)
 	}
 	// The evidence is fenced as data in the prompt.
-	if body := fake.bodies[len(fake.bodies)-1]; !strings.Contains(body, "evidence") || !strings.Contains(body, "gpt-4o-mini") {
-		t.Errorf("request body lacks fenced evidence or model: %.300s", body)
+	reqs := fake.Requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.User, "<evidence n=\"1\"") || last.Model != "gpt-4o-mini" {
+		t.Errorf("request lacks fenced evidence or model: model %q, user message %.300s", last.Model, last.User)
 	}
 	// Insufficient evidence: no LLM call at all.
-	before := fake.requests
+	before := fake.Calls()
 	out = mustRun(t, "ask", "--json", "社員食堂の今週のランチメニューを教えて")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Flags.InsufficientEvidence || fake.requests != before {
-		t.Errorf("refusal made %d LLM calls; flags %+v", fake.requests-before, rep.Flags)
+	if !rep.Flags.InsufficientEvidence || fake.Calls() != before {
+		t.Errorf("refusal made %d LLM calls; flags %+v", fake.Calls()-before, rep.Flags)
 	}
 	lines := auditLines(t, filepath.Join(ws, "logs"))
 	if len(lines) != 2 {

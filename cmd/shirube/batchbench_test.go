@@ -5,9 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/eval/batch"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 // benchQuestions are the rows of the batch benchmarks: four questions on
@@ -170,10 +169,9 @@ func BenchmarkBatchOffline(b *testing.B) {
 func BenchmarkBatchFakeLLM(b *testing.B) {
 	benchWorkspace(b)
 	fake := &slowOpenAI{delay: 500 * time.Millisecond, key: "test"}
-	srv := httptest.NewServer(fake)
-	b.Cleanup(srv.Close)
+	srv := llmtest.OpenAI(b, fake.reply)
 	b.Setenv("OPENAI_API_KEY", "test")
-	b.Setenv("OPENAI_API_BASE", srv.URL+"/v1")
+	b.Setenv("OPENAI_API_BASE", srv.BaseURL())
 
 	asked := benchBatch(b)
 
@@ -188,10 +186,12 @@ func BenchmarkBatchFakeLLM(b *testing.B) {
 	b.ReportMetric(float64(answers)/float64(asked), "answer-calls/question")
 }
 
-// slowOpenAI speaks the OpenAI chat-completions wire format: a JSON-mode
-// request (response_format json_object) is the checklist judge and gets a
-// verdict marking every item present; any other request is the answer
-// generator and gets an answer citing [1]. Every reply waits delay.
+// slowOpenAI is the reply function of a fake OpenAI server (llmtest): a
+// JSON-mode request (response_format json_object) is the checklist judge
+// and gets a verdict marking every item present; any other request is the
+// answer generator and gets an answer citing [1]. Every reply waits delay.
+// Requests without the bearer key, without messages, or asking for a
+// stream are answered 400 and recorded as unexpected.
 type slowOpenAI struct {
 	delay   time.Duration
 	key     string
@@ -207,71 +207,49 @@ func (f *slowOpenAI) unexpected() []string {
 	return append([]string(nil), f.bad...)
 }
 
-func (f *slowOpenAI) reject(w http.ResponseWriter, why string) {
+func (f *slowOpenAI) reject(why string) llmtest.Reply {
 	f.mu.Lock()
 	f.bad = append(f.bad, why)
 	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
-	fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, why)
-}
-
-type slowChatRequest struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	} `json:"messages"`
-	ResponseFormat *struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-	Stream bool `json:"stream"`
-}
-
-// messageText reads a message content: a string or an array of text parts.
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
+	return llmtest.Reply{Status: http.StatusBadRequest, ErrorMessage: why}
 }
 
 var checklistItem = regexp.MustCompile(`(?m)^\d+\. `)
 
-func (f *slowOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var req slowChatRequest
+// quoteEvidence returns the first sentence of evidence 1 in an answer
+// prompt, as a faithful model would answer (so that claim verification
+// keeps it), or a generic sentence when the prompt has no evidence.
+func quoteEvidence(prompt string) string {
+	_, rest, ok := strings.Cut(prompt, `<evidence n="1"`)
+	if _, body, found := strings.Cut(rest, ">"); ok && found {
+		body, _, _ = strings.Cut(body, "</evidence>")
+		for _, line := range strings.Split(body, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if i := strings.Index(line, "。"); i >= 0 {
+				line = line[:i+len("。")]
+			}
+			return line
+		}
+	}
+	return "根拠資料に記載された手順に従って対応します。"
+}
+
+func (f *slowOpenAI) reply(r llmtest.Request) llmtest.Reply {
 	switch {
-	case r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions":
-		f.reject(w, r.Method+" "+r.URL.Path)
-		return
 	case r.Header.Get("Authorization") != "Bearer "+f.key:
-		f.reject(w, "authorization "+r.Header.Get("Authorization"))
-		return
-	case json.Unmarshal(raw, &req) != nil || len(req.Messages) == 0:
-		f.reject(w, "body "+string(raw))
-		return
-	case req.Stream:
-		f.reject(w, "streaming request")
-		return
+		return f.reject("authorization " + r.Header.Get("Authorization"))
+	case len(r.Messages) == 0:
+		body, _ := json.Marshal(r.Body)
+		return f.reject("body " + string(body))
+	case r.Stream:
+		return f.reject("streaming request")
 	}
-	select {
-	case <-time.After(f.delay):
-	case <-r.Context().Done():
-		return
-	}
-	user := messageText(req.Messages[len(req.Messages)-1].Content)
+	user := r.Messages[len(r.Messages)-1].Text
 	var text string
-	if req.ResponseFormat != nil && req.ResponseFormat.Type == "json_object" {
+	if rf, _ := r.Body["response_format"].(map[string]any); rf != nil && rf["type"] == "json_object" {
 		f.judges.Add(1)
 		list, _, _ := strings.Cut(user, "\nAnswer:")
 		var items []string
@@ -281,16 +259,7 @@ func (f *slowOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		text = `{"items":[` + strings.Join(items, ",") + `],"extra_points":[],"reason":"fake judge: every item present"}`
 	} else {
 		f.answers.Add(1)
-		text = "根拠資料に記載された手順に従って対応します [1]。"
+		text = quoteEvidence(user) + " [1]"
 	}
-	resp, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
-		"choices": []map[string]any{{
-			"index": 0, "finish_reason": "stop", "logprobs": nil,
-			"message": map[string]any{"role": "assistant", "content": text, "refusal": nil},
-		}},
-		"usage": map[string]any{"prompt_tokens": 900, "completion_tokens": 40, "total_tokens": 940},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(resp)
+	return llmtest.Reply{Text: text, PromptTokens: 900, CompletionTokens: 40, Delay: f.delay}
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 const jsquadDir = "../../../shared/datasets/jsquad-valid"
@@ -64,27 +62,13 @@ func TestBenchCommands(t *testing.T) {
 	}
 }
 
-// inventingOpenAI answers every chat completion with one statement from the
-// demo runbooks and one the corpus never makes, both citing [1], in the
-// OpenAI wire format with usage.
-type inventingOpenAI struct {
-	mu       sync.Mutex
-	requests int
-}
-
-func (f *inventingOpenAI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
-		http.NotFound(w, r)
-		return
-	}
-	io.Copy(io.Discard, r.Body)
-	f.mu.Lock()
-	f.requests++
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	io.WriteString(w, `{"id":"chatcmpl-2","object":"chat.completion","created":1700000000,"model":"gpt-4o-mini",
-"choices":[{"index":0,"message":{"role":"assistant","content":"根拠文書に沿って対応します [1]。\n- 作業の前に量子暗号装置の冷却ポンプを交換し、保守業者の署名を受け取る [1]。"},"finish_reason":"stop"}],
-"usage":{"prompt_tokens":900,"completion_tokens":40,"total_tokens":940}}`)
+// inventingAnswer is one statement from the demo runbooks and one the
+// corpus never makes, both citing [1]; the fake OpenAI server of
+// TestBenchAgentLLM answers every chat completion with it, with usage.
+var inventingAnswer = llmtest.Reply{
+	Text:         "根拠文書に沿って対応します [1]。\n- 作業の前に量子暗号装置の冷却ポンプを交換し、保守業者の署名を受け取る [1]。",
+	Model:        "gpt-4o-mini",
+	PromptTokens: 900, CompletionTokens: 40,
 }
 
 // TestBenchAgentLLM drives `shirube bench agent --generator llm` through
@@ -96,11 +80,9 @@ func TestBenchAgentLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	workspace(t, indexedFixture(t))
-	fake := &inventingOpenAI{}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply { return inventingAnswer })
 	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
-	t.Setenv("OPENAI_API_BASE", srv.URL+"/v1")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
 	out := mustRun(t, "bench", "agent", "--generator", "llm", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--json")
 	var reps []struct {
 		Profile   string  `json:"profile"`
@@ -112,8 +94,8 @@ func TestBenchAgentLLM(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &reps); err != nil {
 		t.Fatalf("bench agent --json: %v\n%s", err, out)
 	}
-	if len(reps) != 2 || fake.requests != 2*reps[0].Questions {
-		t.Fatalf("%d reports, %d LLM requests: %s", len(reps), fake.requests, out)
+	if len(reps) != 2 || fake.Calls() != 2*reps[0].Questions {
+		t.Fatalf("%d reports, %d LLM requests: %s", len(reps), fake.Calls(), out)
 	}
 	for _, r := range reps {
 		// Neither statement of the fake answer is in the runbooks.

@@ -5,20 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 // run executes one command line in-process.
@@ -406,45 +403,20 @@ func TestJudgeWithoutKey(t *testing.T) {
 	}
 }
 
-// fakeAnthropic answers every Messages request with a judge verdict.
-type fakeAnthropic struct {
-	mu     sync.Mutex
-	paths  []string
-	models []string
-	keys   []string
-}
-
-func (f *fakeAnthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body struct {
-		Model string `json:"model"`
-	}
-	json.Unmarshal(raw, &body)
-	f.mu.Lock()
-	f.paths = append(f.paths, r.URL.Path)
-	f.models = append(f.models, body.Model)
-	f.keys = append(f.keys, r.Header.Get("X-Api-Key"))
-	f.mu.Unlock()
-	text := `{"precision": 1, "recall": 1, "accuracy": 1, "reasoning": "The answer states the same fact as the ground truth."}`
-	resp, _ := json.Marshal(map[string]any{
-		"id": "msg_1", "type": "message", "role": "assistant", "model": body.Model,
-		"content":     []map[string]any{{"type": "text", "text": text}},
-		"stop_reason": "end_turn", "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 500, "output_tokens": 50},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(resp)
+// judgeVerdict is the fake Anthropic server's answer to every Messages
+// request: a judge verdict, with usage.
+var judgeVerdict = llmtest.Reply{
+	Text:         `{"precision": 1, "recall": 1, "accuracy": 1, "reasoning": "The answer states the same fact as the ground truth."}`,
+	PromptTokens: 500, CompletionTokens: 50,
 }
 
 func TestJudgeAnthropic(t *testing.T) {
 	offlineEnv(t)
 	t.Chdir(t.TempDir())
 	judgeFiles(t)
-	fake := &fakeAnthropic{}
-	srv := httptest.NewServer(fake)
-	defer srv.Close()
+	fake := llmtest.Anthropic(t, func(llmtest.Request) llmtest.Reply { return judgeVerdict })
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
-	t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+	t.Setenv("ANTHROPIC_BASE_URL", fake.BaseURL())
 	t.Setenv("OPENAI_API_KEY", "sk-openai-must-not-be-used")
 
 	out, errOut, err := run(t, "y\n", "judge", "--provider", "anthropic", "--delay", "0", "--seed", "5")
@@ -456,23 +428,22 @@ func TestJudgeAnthropic(t *testing.T) {
 			t.Errorf("judge output lacks %q:\n%s", want, out)
 		}
 	}
-	fake.mu.Lock()
-	paths, models, keys := slices.Clone(fake.paths), slices.Clone(fake.models), slices.Clone(fake.keys)
-	fake.mu.Unlock()
-	if len(paths) != 3 { // connection check + 2 questions
-		t.Errorf("fake Anthropic got %d requests, want 3", len(paths))
+	reqs := fake.Requests()
+	if len(reqs) != 3 { // connection check + 2 questions
+		t.Errorf("fake Anthropic got %d requests, want 3", len(reqs))
 	}
-	for i := range paths {
-		if paths[i] != "/v1/messages" || !strings.Contains(models[i], "sonnet") || keys[i] != "sk-ant-test-key" {
-			t.Errorf("request %d: path %s model %s key %s; want /v1/messages, a Sonnet model, the Anthropic key", i, paths[i], models[i], keys[i])
+	for i, r := range reqs {
+		if key := r.Header.Get("X-Api-Key"); r.Path != "/v1/messages" || !strings.Contains(r.Model, "sonnet") || key != "sk-ant-test-key" {
+			t.Errorf("request %d: path %s model %s key %s; want /v1/messages, a Sonnet model, the Anthropic key", i, r.Path, r.Model, key)
 		}
 	}
 
 	// Without --provider the Anthropic key still wins for the judge (seed 001).
 	out2 := mustRun(t, "judge", "--yes", "--delay", "0", "--model", "haiku", "--seed", "5")
-	fake.mu.Lock()
-	models = slices.Clone(fake.models)
-	fake.mu.Unlock()
+	var models []string
+	for _, r := range fake.Requests() {
+		models = append(models, r.Model)
+	}
 	if !strings.Contains(out2, "Precision: 2/2") || len(models) != 6 || !strings.Contains(models[5], "haiku") {
 		t.Errorf("default provider / --model haiku: models %v\n%s", models, out2)
 	}

@@ -2,10 +2,7 @@ package evalset
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -14,105 +11,54 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
-// anthropicJudge is an httptest server speaking the Anthropic Messages wire
-// protocol. It answers the n-th request about a question (0-based) with
-// replies[question][n] and records every request body.
-type anthropicJudge struct {
-	*httptest.Server
-	t       *testing.T
-	replies map[string][]string
-	mu      sync.Mutex
-	bodies  []map[string]any
-	asked   map[string]int
+// judgeQuestion returns the question a judge request is about: the text
+// between 【質問】 and 【回答】 in its first message.
+func judgeQuestion(r llmtest.Request) string {
+	if len(r.Messages) == 0 {
+		return ""
+	}
+	_, rest, _ := strings.Cut(r.Messages[0].Text, "【質問】\n")
+	q, _, _ := strings.Cut(rest, "\n\n【回答】")
+	return q
 }
 
-func newAnthropicJudge(t *testing.T, replies map[string][]string) *anthropicJudge {
+// anthropicJudge starts a fake Anthropic Messages API that answers the n-th
+// request about a question (0-based) with replies[question][n].
+func anthropicJudge(t *testing.T, replies map[string][]string) *llmtest.Server {
 	t.Helper()
-	s := &anthropicJudge{t: t, replies: replies, asked: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *anthropicJudge) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		s.t.Errorf("request %s %s; want POST /v1/messages", r.Method, r.URL.Path)
-		http.NotFound(w, r)
-		return
-	}
-	if k := r.Header.Get("X-Api-Key"); k != "k" {
-		s.t.Errorf("x-api-key = %q", k)
-	}
-	if r.Header.Get("Anthropic-Version") == "" {
-		s.t.Error("no anthropic-version header")
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		s.t.Errorf("request body is not JSON: %v: %s", err, raw)
-	}
-	msgs := anthropicMessages(body)
-	q := ""
-	if len(msgs) > 0 {
-		_, rest, _ := strings.Cut(msgs[0].Content, "【質問】\n")
-		q, _, _ = strings.Cut(rest, "\n\n【回答】")
-	}
-	s.mu.Lock()
-	s.bodies = append(s.bodies, body)
-	n := s.asked[q]
-	s.asked[q]++
-	s.mu.Unlock()
-	rs := s.replies[q]
-	if n >= len(rs) {
-		s.t.Errorf("request %d about %q not expected", n+1, q)
-		w.WriteHeader(http.StatusInternalServerError)
-		return
-	}
-	resp, _ := json.Marshal(map[string]any{
-		"id": "msg_judge", "type": "message", "role": "assistant", "model": "claude-test-judge-20250101",
-		"content":     []map[string]any{{"type": "text", "text": rs[n]}},
-		"stop_reason": "end_turn", "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 900, "output_tokens": 80},
+	var mu sync.Mutex
+	asked := map[string]int{}
+	return llmtest.Anthropic(t, func(r llmtest.Request) llmtest.Reply {
+		if k := r.Header.Get("X-Api-Key"); k != "k" {
+			t.Errorf("x-api-key = %q", k)
+		}
+		if r.Header.Get("Anthropic-Version") == "" {
+			t.Error("no anthropic-version header")
+		}
+		q := judgeQuestion(r)
+		mu.Lock()
+		n := asked[q]
+		asked[q]++
+		mu.Unlock()
+		rs := replies[q]
+		if n >= len(rs) {
+			t.Errorf("request %d about %q not expected", n+1, q)
+			return llmtest.Reply{Status: http.StatusInternalServerError}
+		}
+		return llmtest.Reply{Text: rs[n], Model: "claude-test-judge-20250101", PromptTokens: 900, CompletionTokens: 80}
 	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(resp)
 }
 
-// requestsAbout returns the bodies of the requests about question q.
-func (s *anthropicJudge) requestsAbout(q string) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []map[string]any
-	for _, b := range s.bodies {
-		if m := anthropicMessages(b); len(m) > 0 && strings.Contains(m[0].Content, "【質問】\n"+q+"\n\n") {
-			out = append(out, b)
+// requestsAbout returns the requests srv received about question q.
+func requestsAbout(srv *llmtest.Server, q string) []llmtest.Request {
+	var out []llmtest.Request
+	for _, r := range srv.Requests() {
+		if len(r.Messages) > 0 && strings.Contains(r.Messages[0].Text, "【質問】\n"+q+"\n\n") {
+			out = append(out, r)
 		}
-	}
-	return out
-}
-
-// anthropicMessages reads the messages of a request body; content may be a
-// string or a list of text blocks.
-func anthropicMessages(body map[string]any) []llm.Message {
-	var out []llm.Message
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		role, _ := mm["role"].(string)
-		var text strings.Builder
-		switch c := mm["content"].(type) {
-		case string:
-			text.WriteString(c)
-		case []any:
-			for _, part := range c {
-				p, _ := part.(map[string]any)
-				s, _ := p["text"].(string)
-				text.WriteString(s)
-			}
-		}
-		out = append(out, llm.Message{Role: role, Content: text.String()})
 	}
 	return out
 }
@@ -138,7 +84,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 	for _, q := range []string{qValid, qRetry, qBad, qProse} {
 		asker.replies[q] = assistant.Reply{Answer: q + "の答え [1]", Evidence: []answer.Evidence{ev}}
 	}
-	srv := newAnthropicJudge(t, map[string][]string{
+	srv := anthropicJudge(t, map[string][]string{
 		// The model's own average (99) is ignored: (90+80+70+100+60+85)/6 = 80.8.
 		qValid: {"```json\n" + `{"grounding": 90, "accuracy": 80, "completeness": 70, "safety": 100, "citation": 60, "conciseness": 85, "average": 99, "reasoning": "引用元に基づく"}` + "\n```"},
 		// A JSON object without usable scores, then a valid one.
@@ -149,7 +95,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		qBad:   {`{"score": 75}`, `{"grounding": "高い", "accuracy": 80, "completeness": 80, "safety": 80, "citation": 80, "conciseness": 80}`},
 		qProse: {"申し訳ありませんが、評価できません。", "やはり評価できません。"},
 	})
-	client, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: "k", BaseURL: srv.URL, Model: "claude-test-judge", MaxRetries: -1,
+	client, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: "k", BaseURL: srv.BaseURL(), Model: "claude-test-judge", MaxRetries: -1,
 		Sleep: func(context.Context, time.Duration) error {
 			t.Error("the client retried; no reply of the fake is retryable")
 			return nil
@@ -183,25 +129,24 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		if c.Score != 80.8 || !c.Passed {
 			t.Errorf("score %v passed %t; want 80.8 passed", c.Score, c.Passed)
 		}
-		reqs := srv.requestsAbout(qValid)
+		reqs := requestsAbout(srv, qValid)
 		if len(reqs) != 1 {
 			t.Fatalf("%d requests; want 1", len(reqs))
 		}
-		body := reqs[0]
-		if body["model"] != "claude-test-judge" || body["temperature"] != 0.0 {
-			t.Errorf("model %v, temperature %v", body["model"], body["temperature"])
+		req := reqs[0]
+		if req.Model != "claude-test-judge" || req.Body["temperature"] != 0.0 {
+			t.Errorf("model %v, temperature %v", req.Model, req.Body["temperature"])
 		}
 		// Anthropic has no JSON mode: the client asks for JSON in the system prompt.
-		sys, _ := json.Marshal(body["system"])
-		if !strings.Contains(string(sys), "single JSON object") {
-			t.Errorf("system %s does not ask for JSON", sys)
+		if !strings.Contains(req.System, "single JSON object") {
+			t.Errorf("system %q does not ask for JSON", req.System)
 		}
-		msgs := anthropicMessages(body)
-		if len(msgs) != 1 || msgs[0].Role != llm.RoleUser || msgs[0].Content != JudgePrompt(qValid, qValid+"の答え [1]", []answer.Evidence{ev}) {
+		msgs := req.Messages
+		if len(msgs) != 1 || msgs[0].Role != llm.RoleUser || msgs[0].Text != JudgePrompt(qValid, qValid+"の答え [1]", []answer.Evidence{ev}) {
 			t.Errorf("messages %+v; want the judge prompt", msgs)
 		}
-		if !strings.Contains(msgs[0].Content, "[1] database/ネットワーク/vpn/page_001.md > VPN > タイムアウト (スコア: 0.85)\n無操作が30分続くと切断される。") {
-			t.Errorf("prompt lacks the citation:\n%s", msgs[0].Content)
+		if !strings.Contains(msgs[0].Text, "[1] database/ネットワーク/vpn/page_001.md > VPN > タイムアウト (スコア: 0.85)\n無操作が30分続くと切断される。") {
+			t.Errorf("prompt lacks the citation:\n%s", msgs[0].Text)
 		}
 	})
 
@@ -213,18 +158,18 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		if c.Score != 70 || !c.Passed {
 			t.Errorf("score %v passed %t; want 70 passed", c.Score, c.Passed)
 		}
-		reqs := srv.requestsAbout(qRetry)
+		reqs := requestsAbout(srv, qRetry)
 		if len(reqs) != 2 {
 			t.Fatalf("%d requests; want 2", len(reqs))
 		}
-		msgs := anthropicMessages(reqs[1])
+		msgs := reqs[1].Messages
 		// The client hands Judge the extracted object, and Judge shows it
 		// back to the model.
-		if len(msgs) != 3 || msgs[1].Role != llm.RoleAssistant || msgs[1].Content != `{"grounding": 85, "accuracy": 120}` ||
-			msgs[2].Role != llm.RoleUser || msgs[2].Content != judgeRetryMessage {
+		if len(msgs) != 3 || msgs[1].Role != llm.RoleAssistant || msgs[1].Text != `{"grounding": 85, "accuracy": 120}` ||
+			msgs[2].Role != llm.RoleUser || msgs[2].Text != judgeRetryMessage {
 			t.Errorf("retry conversation %+v", msgs)
 		}
-		if first := anthropicMessages(reqs[0]); msgs[0] != first[0] {
+		if first := reqs[0].Messages; len(msgs) == 0 || len(first) == 0 || msgs[0] != first[0] {
 			t.Error("the retry does not repeat the original prompt")
 		}
 	})
@@ -240,7 +185,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		if c.Score != 50 || c.Passed {
 			t.Errorf("score %v passed %t; want the deterministic 50, failed", c.Score, c.Passed)
 		}
-		if n := len(srv.requestsAbout(qBad)); n != 2 {
+		if n := len(requestsAbout(srv, qBad)); n != 2 {
 			t.Errorf("%d requests; want 2", n)
 		}
 	})
@@ -256,7 +201,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		if c.Score != 50 || c.Passed {
 			t.Errorf("score %v passed %t; want the deterministic 50, failed", c.Score, c.Passed)
 		}
-		t.Logf("judge requests for a prose reply: %d (Judge's retry needs a client answer to re-ask about)", len(srv.requestsAbout(qProse)))
+		t.Logf("judge requests for a prose reply: %d (Judge's retry needs a client answer to re-ask about)", len(requestsAbout(srv, qProse)))
 	})
 
 	if res.Total != 4 || res.PassCount != 2 || res.Verdict != "FAIL" {

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -19,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 // The tests in this file drive the hedging consensus, resume-after-kill and
@@ -39,113 +37,77 @@ type httpCall struct {
 	msgs      []chatMsg
 }
 
-// eval reports whether the call is an evaluation (not the check call).
-func (c httpCall) eval() bool { return c.maxTokens == EvalMaxTokens }
-
-// fakeReply is what the scripted server answers. status 0 means 200 with
-// text rendered as the provider's completion; otherwise raw is sent with
-// that status.
-type fakeReply struct {
-	status int
-	text   string
-	raw    string
-}
-
-// scriptServer records every request and answers evaluation requests via
-// respond, which gets the call, how many evaluation requests for the same
-// question came before it, and the question's position in the order the
-// server first saw the questions. The check call is always answered "OK".
-type scriptServer struct {
-	p       provider
-	respond func(c httpCall, n, pos int, r *http.Request) fakeReply
-
-	mu    sync.Mutex
-	calls []httpCall
-	seen  map[string]int
-	pos   map[string]int
-}
-
-func newScriptServer(t *testing.T, p provider, respond func(c httpCall, n, pos int, r *http.Request) fakeReply) (*scriptServer, *httptest.Server) {
-	s := &scriptServer{p: p, respond: respond, seen: map[string]int{}, pos: map[string]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
-	return s, srv
-}
-
-func bodyText(content any) string {
-	switch c := content.(type) {
-	case string:
-		return c
-	case []any:
-		var b strings.Builder
-		for _, part := range c {
-			m, _ := part.(map[string]any)
-			s, _ := m["text"].(string)
-			b.WriteString(s)
-		}
-		return b.String()
-	}
-	return ""
-}
-
-func (s *scriptServer) serve(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	c := httpCall{path: r.URL.Path}
-	if v, ok := body["max_tokens"].(float64); ok {
+// callOf reads a request the fake server received.
+func callOf(r llmtest.Request) httpCall {
+	c := httpCall{path: r.Path}
+	if v, ok := r.Body["max_tokens"].(float64); ok {
 		c.maxTokens = v
 	} else {
-		c.maxTokens, _ = body["max_completion_tokens"].(float64)
+		c.maxTokens, _ = r.Body["max_completion_tokens"].(float64)
 	}
-	c.temp, c.hasTemp = body["temperature"].(float64)
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		role, _ := mm["role"].(string)
-		if role == "system" || role == "developer" {
+	c.temp, c.hasTemp = r.Body["temperature"].(float64)
+	for _, m := range r.Messages {
+		if m.Role == "system" || m.Role == "developer" {
 			continue
 		}
-		c.msgs = append(c.msgs, chatMsg{role: role, text: bodyText(mm["content"])})
+		c.msgs = append(c.msgs, chatMsg{role: m.Role, text: m.Text})
 	}
 	if len(c.msgs) > 0 && c.msgs[0].role == "user" {
 		c.question = questionOf(llm.Request{Messages: []llm.Message{{Content: c.msgs[0].text}}})
 	}
-	s.mu.Lock()
-	s.calls = append(s.calls, c)
-	n, pos := 0, 0
-	if c.eval() {
-		n = s.seen[c.question]
-		s.seen[c.question]++
-		p, ok := s.pos[c.question]
-		if !ok {
-			p = len(s.pos)
-			s.pos[c.question] = p
-		}
-		pos = p
-	}
-	s.mu.Unlock()
-
-	rep := fakeReply{text: "OK"}
-	if c.eval() {
-		rep = s.respond(c, n, pos, r)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	if rep.status != 0 && rep.status != http.StatusOK {
-		w.WriteHeader(rep.status)
-		io.WriteString(w, rep.raw)
-		return
-	}
-	io.WriteString(w, s.p.reply(rep.text))
+	return c
 }
 
-// evalCalls returns the evaluation requests received so far.
-func (s *scriptServer) evalCalls() []httpCall {
+// eval reports whether the call is an evaluation (not the check call).
+func (c httpCall) eval() bool { return c.maxTokens == EvalMaxTokens }
+
+// scriptServer is a fake server of one provider that answers evaluation
+// requests via respond, which gets the call, how many evaluation requests
+// for the same question came before it, and the question's position in the
+// order the server first saw the questions. The check call is always
+// answered "OK".
+type scriptServer struct {
+	*llmtest.Server
+	respond func(c httpCall, n, pos int) llmtest.Reply
+
+	mu   sync.Mutex
+	from int // requests before this one are forgotten
+	seen map[string]int
+	pos  map[string]int
+}
+
+func newScriptServer(t *testing.T, p provider, respond func(c httpCall, n, pos int) llmtest.Reply) *scriptServer {
+	s := &scriptServer{respond: respond, seen: map[string]int{}, pos: map[string]int{}}
+	s.Server = p.start(t, s.reply)
+	return s
+}
+
+func (s *scriptServer) reply(r llmtest.Request) llmtest.Reply {
+	c := callOf(r)
+	if !c.eval() {
+		return textReply("OK")
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	n := s.seen[c.question]
+	s.seen[c.question]++
+	pos, ok := s.pos[c.question]
+	if !ok {
+		pos = len(s.pos)
+		s.pos[c.question] = pos
+	}
+	s.mu.Unlock()
+	return s.respond(c, n, pos)
+}
+
+// evalCalls returns the evaluation requests received since the last reset.
+func (s *scriptServer) evalCalls() []httpCall {
+	reqs := s.Requests()
+	s.mu.Lock()
+	from := s.from
+	s.mu.Unlock()
 	var out []httpCall
-	for _, c := range s.calls {
-		if c.eval() {
+	for _, r := range reqs[from:] {
+		if c := callOf(r); c.eval() {
 			out = append(out, c)
 		}
 	}
@@ -156,7 +118,7 @@ func (s *scriptServer) evalCalls() []httpCall {
 func (s *scriptServer) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = nil
+	s.from = s.Calls()
 	s.seen = map[string]int{}
 	s.pos = map[string]int{}
 }
@@ -212,23 +174,23 @@ func TestHTTPHedgingConsensus(t *testing.T) {
 				// Q2's first verdict P0 R1 A0 hedges; the extra verdicts
 				// P 1,1,0  R 0,0,1  A 1,0,1 → P1 R0 A1, every metric flipped.
 				extra := []string{verdictJSON(1, 0, 1, "Fine."), verdictJSON(1, 0, 0, "Wrong date."), verdictJSON(0, 1, 1, "Acceptable.")}
-				s, srv := newScriptServer(t, p, func(c httpCall, n, pos int, r *http.Request) fakeReply {
+				s := newScriptServer(t, p, func(c httpCall, n, pos int) llmtest.Reply {
 					if c.question != "Q2?" {
-						return fakeReply{text: verdictJSON(1, 1, 1, "Clearly correct.")}
+						return textReply(verdictJSON(1, 1, 1, "Clearly correct."))
 					}
 					if n == 0 {
-						return fakeReply{text: verdictJSON(0, 1, 0, "The answer is "+hedge+"; the date may be wrong.")}
+						return textReply(verdictJSON(0, 1, 0, "The answer is "+hedge+"; the date may be wrong."))
 					}
 					if n > len(extra) {
 						t.Errorf("Q2 asked %d times", n+1)
-						return fakeReply{text: verdictJSON(0, 0, 0, "too many")}
+						return textReply(verdictJSON(0, 0, 0, "too many"))
 					}
-					return fakeReply{text: extra[n-1]}
+					return textReply(extra[n-1])
 				})
 				dir := setup(t, 3)
 				mkdirs(t, dir)
 				var out bytes.Buffer
-				res, err := Run(context.Background(), baseOptions(dir, p.client(t, srv.URL, noClientSleep(t)), &out, &sleeps{}))
+				res, err := Run(context.Background(), baseOptions(dir, p.client(t, s.BaseURL(), noClientSleep(t)), &out, &sleeps{}))
 				if err != nil {
 					t.Fatalf("Run: %v\n%s", err, out.String())
 				}
@@ -299,10 +261,6 @@ func TestHTTPHedgingConsensus(t *testing.T) {
 // judged — by cancelling the context or by a fatal 401 — then resumes it:
 // the second run asks the server only about the remaining questions.
 func TestHTTPResumeAfterKill(t *testing.T) {
-	unauthorized := map[string]string{
-		"anthropic": `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`,
-		"openai":    `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`,
-	}
 	for _, p := range providers() {
 		for _, kill := range []string{"cancel", "401"} {
 			t.Run(p.name+"/"+kill, func(t *testing.T) {
@@ -314,7 +272,7 @@ func TestHTTPResumeAfterKill(t *testing.T) {
 				killing := true
 				evals := 0
 				verdicts := map[string]int{} // 200 verdict replies per question, both runs
-				s, srv := newScriptServer(t, p, func(c httpCall, n, pos int, r *http.Request) fakeReply {
+				s := newScriptServer(t, p, func(c httpCall, n, pos int) llmtest.Reply {
 					mu.Lock()
 					defer mu.Unlock()
 					evals++
@@ -323,19 +281,19 @@ func TestHTTPResumeAfterKill(t *testing.T) {
 							// Killed while this question is judged: the
 							// context ends before any answer arrives.
 							cancel()
-							return fakeReply{status: http.StatusInternalServerError, raw: `{"error":{"message":"gone"}}`}
+							return llmtest.Reply{Status: http.StatusInternalServerError, ErrorMessage: "gone"}
 						}
-						return fakeReply{status: http.StatusUnauthorized, raw: unauthorized[p.name]}
+						return llmtest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "invalid x-api-key"}
 					}
 					verdicts[c.question]++
 					reasoning := "first run"
 					if !killing {
 						reasoning = "second run"
 					}
-					return fakeReply{text: verdictJSON(1, 1, 1, reasoning)}
+					return textReply(verdictJSON(1, 1, 1, reasoning))
 				})
 				var out bytes.Buffer
-				_, err := Run(ctx, baseOptions(dir, p.client(t, srv.URL, noClientSleep(t)), &out, &sleeps{}))
+				_, err := Run(ctx, baseOptions(dir, p.client(t, s.BaseURL(), noClientSleep(t)), &out, &sleeps{}))
 				switch kill {
 				case "cancel":
 					if !errors.Is(err, context.Canceled) {
@@ -367,7 +325,7 @@ func TestHTTPResumeAfterKill(t *testing.T) {
 				mu.Unlock()
 				s.reset()
 				out.Reset()
-				o := baseOptions(dir, p.client(t, srv.URL, noClientSleep(t)), &out, &sleeps{})
+				o := baseOptions(dir, p.client(t, s.BaseURL(), noClientSleep(t)), &out, &sleeps{})
 				o.Yes = false
 				o.Seed = 42 // ignored: a resumed run keeps its order
 				o.In = strings.NewReader("Y\n\n")
@@ -460,10 +418,10 @@ func TestHTTPMalformedReplies(t *testing.T) {
 	}
 	for _, p := range providers() {
 		t.Run(p.name, func(t *testing.T) {
-			s, srv := newScriptServer(t, p, func(c httpCall, n, pos int, r *http.Request) fakeReply {
+			s := newScriptServer(t, p, func(c httpCall, n, pos int) llmtest.Reply {
 				if n >= len(scripts[pos]) {
 					t.Errorf("question at position %d asked %d times, want at most %d", pos, n+1, len(scripts[pos]))
-					return fakeReply{text: verdictJSON(0, 0, 0, "too many")}
+					return textReply(verdictJSON(0, 0, 0, "too many"))
 				}
 				if n > 0 {
 					// The retry repeats the question, shows the model its
@@ -475,12 +433,12 @@ func TestHTTPMalformedReplies(t *testing.T) {
 				} else if len(c.msgs) != 1 {
 					t.Errorf("first request for position %d has %d messages", pos, len(c.msgs))
 				}
-				return fakeReply{text: scripts[pos][n]}
+				return textReply(scripts[pos][n])
 			})
 			dir := setup(t, len(scripts))
 			mkdirs(t, dir)
 			var out bytes.Buffer
-			res, err := Run(context.Background(), baseOptions(dir, p.client(t, srv.URL, noClientSleep(t)), &out, &sleeps{}))
+			res, err := Run(context.Background(), baseOptions(dir, p.client(t, s.BaseURL(), noClientSleep(t)), &out, &sleeps{}))
 			if err != nil {
 				t.Fatalf("Run: %v\n%s", err, out.String())
 			}

@@ -2,70 +2,28 @@ package metrics
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
-// judgeServer is an httptest server speaking the OpenAI chat completions
-// wire protocol: it answers every request with text as the assistant's
-// message and records the request bodies.
-type judgeServer struct {
-	*httptest.Server
-	t      *testing.T
-	text   string
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func newJudgeServer(t *testing.T, text string) *judgeServer {
+// newJudgeServer starts a fake OpenAI chat completions server that answers
+// every request with text as the assistant's message.
+func newJudgeServer(t *testing.T, text string) *llmtest.Server {
 	t.Helper()
-	s := &judgeServer{t: t, text: text}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *judgeServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		s.t.Errorf("request %s %s; want POST /v1/chat/completions", r.Method, r.URL.Path)
-		http.NotFound(w, r)
-		return
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		s.t.Errorf("request body is not JSON: %v: %s", err, raw)
-	}
-	s.mu.Lock()
-	s.bodies = append(s.bodies, body)
-	s.mu.Unlock()
-	resp, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-judge", "object": "chat.completion", "created": 1735445655, "model": "gpt-test-judge",
-		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": s.text}, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": 200, "completion_tokens": 40, "total_tokens": 240},
+	return llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: text, Model: "gpt-test-judge", PromptTokens: 200, CompletionTokens: 40}
 	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(resp)
 }
 
-func (s *judgeServer) requests() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]map[string]any(nil), s.bodies...)
-}
-
-func (s *judgeServer) judge(t *testing.T) LLMJudge {
+// httpJudge is an LLMJudge using the real OpenAI client against srv.
+func httpJudge(t *testing.T, srv *llmtest.Server) LLMJudge {
 	t.Helper()
-	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: s.URL + "/v1", MaxRetries: -1,
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.BaseURL(), MaxRetries: -1,
 		Sleep: func(context.Context, time.Duration) error {
 			t.Error("the client retried; no reply of the fake is retryable")
 			return nil
@@ -74,18 +32,6 @@ func (s *judgeServer) judge(t *testing.T) LLMJudge {
 		t.Fatal(err)
 	}
 	return LLMJudge{LLM: c, Model: "gpt-test-judge"}
-}
-
-func messageOf(body map[string]any, role string) string {
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] == role {
-			s, _ := mm["content"].(string)
-			return s
-		}
-	}
-	return ""
 }
 
 var httpItems = []string{"監査ログは1年間保存する", "保存先はSIEM", "削除には承認が必要"}
@@ -99,7 +45,7 @@ func TestLLMJudgeOverHTTP(t *testing.T) {
 	srv := newJudgeServer(t, `{"items":[{"index":3,"present":true},{"index":1,"present":true},{"index":2,"present":false}],
 		"extra_points":["バックアップは毎日取得する"],"reason":"保存先が書かれていない"}`)
 	in := ChecklistInput{Items: httpItems, Answer: httpAnswer}
-	c, err := EvaluateChecklist(t.Context(), srv.judge(t), in)
+	c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,23 +62,24 @@ func TestLLMJudgeOverHTTP(t *testing.T) {
 		}
 	}
 
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests; want 1", len(reqs))
 	}
-	body := reqs[0]
+	req := reqs[0]
+	body := req.Body
 	if rf, _ := body["response_format"].(map[string]any); rf == nil || rf["type"] != "json_object" {
 		t.Errorf("response_format = %v; want {type: json_object}", body["response_format"])
 	}
-	if body["model"] != "gpt-test-judge" || body["temperature"] != 0.0 {
-		t.Errorf("model %v, temperature %v", body["model"], body["temperature"])
+	if req.Model != "gpt-test-judge" || body["temperature"] != 0.0 {
+		t.Errorf("model %v, temperature %v", req.Model, body["temperature"])
 	}
-	if sys := messageOf(body, "system"); sys != judgeSystem {
-		t.Errorf("system prompt = %q", sys)
+	if req.System != judgeSystem {
+		t.Errorf("system prompt = %q", req.System)
 	}
 	wantUser := "Checklist:\n1. 監査ログは1年間保存する\n2. 保存先はSIEM\n3. 削除には承認が必要\n\nAnswer:\n" + httpAnswer
-	if u := messageOf(body, "user"); u != wantUser {
-		t.Errorf("user prompt = %q; want %q", u, wantUser)
+	if req.User != wantUser {
+		t.Errorf("user prompt = %q; want %q", req.User, wantUser)
 	}
 }
 
@@ -151,14 +98,14 @@ func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newJudgeServer(t, tt.reply)
-			c, err := EvaluateChecklist(t.Context(), srv.judge(t), ChecklistInput{Items: httpItems, Answer: httpAnswer})
+			c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), ChecklistInput{Items: httpItems, Answer: httpAnswer})
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("err = %v; want one containing %q", err, tt.err)
 			}
 			if !reflect.DeepEqual(c, Checklist{}) {
 				t.Errorf("a failed verdict produced metrics: %+v", c)
 			}
-			if n := len(srv.requests()); n != 1 {
+			if n := srv.Calls(); n != 1 {
 				t.Errorf("%d requests; want 1", n)
 			}
 		})

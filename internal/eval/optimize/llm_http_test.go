@@ -3,95 +3,38 @@ package optimize
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"io/fs"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
-// openAIFake is an httptest server speaking the OpenAI chat completions
-// wire protocol. It answers each request with reply(question), where
-// question is the "Question: ..." line of the proposer's prompt, and
-// records every request body.
-type openAIFake struct {
-	*httptest.Server
-	t      *testing.T
-	reply  func(question string) string
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func newOpenAIFake(t *testing.T, reply func(question string) string) *openAIFake {
+// newProposerServer starts a fake OpenAI chat completions server. It
+// answers each request with reply(question), where question is the
+// "Question: ..." line of the proposer's prompt, and checks the API key.
+func newProposerServer(t *testing.T, reply func(question string) string) *llmtest.Server {
 	t.Helper()
-	f := &openAIFake{t: t, reply: reply}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func (f *openAIFake) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		f.t.Errorf("request %s %s; want POST /v1/chat/completions", r.Method, r.URL.Path)
-		http.NotFound(w, r)
-		return
-	}
-	if got := r.Header.Get("Authorization"); got != "Bearer sk-test" {
-		f.t.Errorf("Authorization = %q", got)
-	}
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		f.t.Errorf("request body is not JSON: %v: %s", err, raw)
-	}
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	f.mu.Unlock()
-	q := ""
-	if line, ok := strings.CutPrefix(openAIUser(body), "Question: "); ok {
-		q, _, _ = strings.Cut(line, "\n")
-	}
-	resp, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-opt", "object": "chat.completion", "created": 1735445655, "model": "gpt-test-proposer",
-		"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": f.reply(q)}, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(resp)
-}
-
-func (f *openAIFake) requests() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.bodies...)
-}
-
-// openAIMessage returns the content of the first message with role.
-func openAIMessage(body map[string]any, role string) string {
-	msgs, _ := body["messages"].([]any)
-	for _, m := range msgs {
-		mm, _ := m.(map[string]any)
-		if mm["role"] == role {
-			s, _ := mm["content"].(string)
-			return s
+	return llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if got := r.Header.Get("Authorization"); got != "Bearer sk-test" {
+			t.Errorf("Authorization = %q", got)
 		}
-	}
-	return ""
+		q := ""
+		if line, ok := strings.CutPrefix(r.User, "Question: "); ok {
+			q, _, _ = strings.Cut(line, "\n")
+		}
+		return llmtest.Reply{Text: reply(q), Model: "gpt-test-proposer", PromptTokens: 300, CompletionTokens: 20}
+	})
 }
 
-func openAIUser(body map[string]any) string { return openAIMessage(body, "user") }
-
-func newProposerClient(t *testing.T, base string) *llm.OpenAI {
+func newProposerClient(t *testing.T, srv *llmtest.Server) *llm.OpenAI {
 	t.Helper()
-	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: base + "/v1", MaxRetries: -1,
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.BaseURL(), MaxRetries: -1,
 		Sleep: func(context.Context, time.Duration) error {
 			t.Error("the client retried; no reply of the fake is retryable")
 			return nil
@@ -164,13 +107,13 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := newOpenAIFake(t, func(string) string {
+		srv := newProposerServer(t, func(string) string {
 			return `{"folder":"インシデント対応/初動","reason":"初動対応でログ保存期間を確認する"}`
 		})
 		input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "database/runbooks/backup/page_003.md", "0", "n1"}})
 		var log strings.Builder
 		res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
-			Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL), Model: "gpt-test-proposer"}})
+			Proposer: LLMProposer{LLM: newProposerClient(t, srv), Model: "gpt-test-proposer"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,21 +142,21 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 			t.Error("no manifest for the created copy")
 		}
 
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		if len(reqs) != 1 {
 			t.Fatalf("%d requests; want 1", len(reqs))
 		}
-		body := reqs[0]
-		if body["model"] != "gpt-test-proposer" || body["temperature"] != 0.0 {
-			t.Errorf("model %v, temperature %v", body["model"], body["temperature"])
+		req := reqs[0]
+		if req.Model != "gpt-test-proposer" || req.Body["temperature"] != 0.0 {
+			t.Errorf("model %v, temperature %v", req.Model, req.Body["temperature"])
 		}
-		if rf, _ := body["response_format"].(map[string]any); rf["type"] != "json_object" {
-			t.Errorf("response_format = %v; want json_object", body["response_format"])
+		if rf, _ := req.Body["response_format"].(map[string]any); rf["type"] != "json_object" {
+			t.Errorf("response_format = %v; want json_object", req.Body["response_format"])
 		}
-		if sys := openAIMessage(body, "system"); sys != proposeSystem {
-			t.Errorf("system prompt = %q", sys)
+		if req.System != proposeSystem {
+			t.Errorf("system prompt = %q", req.System)
 		}
-		user := openAIUser(body)
+		user := req.User
 		for _, want := range []string{
 			"Question: " + httpQA + "\n",
 			"Pages not found:\n- " + httpMissedA + "\n",
@@ -236,18 +179,18 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 				// the scope would land.
 				escape := filepath.Join(filepath.Dir(root), "etc")
 				before := treeOf(t, root)
-				srv := newOpenAIFake(t, func(string) string {
+				srv := newProposerServer(t, func(string) string {
 					b, _ := json.Marshal(map[string]string{"folder": folder, "reason": "外に置く"})
 					return string(b)
 				})
 				input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "", "0", "n1"}})
 				var log strings.Builder
 				res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
-					Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL)}})
+					Proposer: LLMProposer{LLM: newProposerClient(t, srv)}})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if n := len(srv.requests()); n != 1 {
+				if n := srv.Calls(); n != 1 {
 					t.Errorf("%d requests; want 1", n)
 				}
 				st := res.Rows[0].Status
@@ -287,7 +230,7 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := newOpenAIFake(t, func(q string) string {
+		srv := newProposerServer(t, func(q string) string {
 			if q == httpQA {
 				return "ログの保存期間の質問なので、インシデント対応フォルダが良いと思います。"
 			}
@@ -299,7 +242,7 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 		})
 		var log strings.Builder
 		res, err := Run(t.Context(), Options{Input: input, Root: root, Workers: 1, Log: &log, Now: fixedNow,
-			Proposer: LLMProposer{LLM: newProposerClient(t, srv.URL)}})
+			Proposer: LLMProposer{LLM: newProposerClient(t, srv)}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,13 +270,13 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 		if want := httpMissedB + "|database/ネットワーク/リモートアクセス/page_002.md"; rows[1][c] != want {
 			t.Errorf("row 2 Optimized = %q; want %q", rows[1][c], want)
 		}
-		reqs := srv.requests()
+		reqs := srv.Requests()
 		if len(reqs) != 2 {
 			t.Fatalf("%d requests; want 2", len(reqs))
 		}
-		for i, body := range reqs {
+		for i, req := range reqs {
 			// Row 1 changed nothing, so both prompts show the tree as it was.
-			if u := openAIUser(body); !strings.Contains(u, "Existing folders:\n"+wantTree) || !strings.Contains(u, "ネットワーク/ (0 pages)\n  vpn/ (1 pages)\n") {
+			if u := req.User; !strings.Contains(u, "Existing folders:\n"+wantTree) || !strings.Contains(u, "ネットワーク/ (0 pages)\n  vpn/ (1 pages)\n") {
 				t.Errorf("request %d prompt lacks the tree:\n%s", i+1, u)
 			}
 		}

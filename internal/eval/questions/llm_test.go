@@ -5,75 +5,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
-// fakeOpenAI is an OpenAI-compatible /v1/chat/completions server. reply
-// gets the system prompt and the user message and returns the assistant's
-// content.
-type fakeOpenAI struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls int
+// fakeOpenAI starts a fake OpenAI chat-completions server. reply gets the
+// system prompt and the user message and returns the assistant's content.
+func fakeOpenAI(t *testing.T, reply func(system, user string) string) *llmtest.Server {
+	t.Helper()
+	return llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: reply(r.System, r.User), Model: "fake-model", PromptTokens: 10, CompletionTokens: 5}
+	})
 }
 
-func newFakeOpenAI(t *testing.T, reply func(system, user string) string) *fakeOpenAI {
+func newClient(t *testing.T, srv *llmtest.Server) *llm.OpenAI {
 	t.Helper()
-	f := &fakeOpenAI{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		f.mu.Lock()
-		f.calls++
-		f.mu.Unlock()
-		raw, _ := io.ReadAll(r.Body)
-		var body struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var system, user string
-		for _, m := range body.Messages {
-			switch m.Role {
-			case "system":
-				system = m.Content
-			case "user":
-				user = m.Content
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fake-model",
-			"choices": []map[string]any{{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": reply(system, user)}}},
-			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-		})
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func newClient(t *testing.T, url string) *llm.OpenAI {
-	t.Helper()
-	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test", BaseURL: url + "/v1", Model: "fake-model", MaxRetries: -1})
+	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test", BaseURL: srv.BaseURL(), Model: "fake-model", MaxRetries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +62,7 @@ func TestGenerateLLM(t *testing.T) {
 	if havePDF {
 		writeFile(t, filepath.Join(data, "manuals", "vpn_manual.pdf"), string(pdf))
 	}
-	srv := newFakeOpenAI(t, func(system, user string) string {
+	srv := fakeOpenAI(t, func(system, user string) string {
 		switch {
 		case strings.Contains(user, "MALFORMED"):
 			return `{"questions": [{"question": "途中で切れた`
@@ -131,7 +86,7 @@ func TestGenerateLLM(t *testing.T) {
 
 	var warns []string
 	res, err := Generate(context.Background(), Options{
-		DataDir: data, NoWrite: true, LLM: newClient(t, srv.URL), Workers: 2,
+		DataDir: data, NoWrite: true, LLM: newClient(t, srv), Workers: 2,
 		Warn: func(s string) { warns = append(warns, s) },
 	})
 	if err != nil {
@@ -191,17 +146,14 @@ func TestGenerateLLM(t *testing.T) {
 }
 
 func TestGenerateLLMUnreachableStops(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"error":{"message":"bad key","type":"invalid_request_error"}}`)
-	}))
-	defer srv.Close()
+	srv := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: http.StatusUnauthorized, ErrorMessage: "bad key"}
+	})
 	data := t.TempDir()
 	for i := range 8 {
 		writeFile(t, filepath.Join(data, "docs", fmt.Sprintf("d%d.md", i)), "# 文書\n\nこの文書には質問を作るのに十分な長さの本文が書かれているテスト用の文章です。\n")
 	}
-	_, err := Generate(context.Background(), Options{DataDir: data, NoWrite: true, LLM: newClient(t, srv.URL), Workers: 1})
+	_, err := Generate(context.Background(), Options{DataDir: data, NoWrite: true, LLM: newClient(t, srv), Workers: 1})
 	if err == nil {
 		t.Fatal("no error although every request failed")
 	}
