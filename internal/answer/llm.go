@@ -200,14 +200,25 @@ func (g *LLM) noEvidence(query string) Answer {
 	return a
 }
 
-// unverifiedLine is the Unknowns entry for a claim taken out of an answer
-// because its evidence does not support it, worded in the question's
-// language.
+// Prefixes of the Unknowns entries for claims taken out of an answer
+// because their evidence does not support them, in the question's language.
+const (
+	UnverifiedPrefixJA = "根拠文書で確認できない記述のため回答から除外: "
+	UnverifiedPrefixEN = "Removed from the answer, not supported by the evidence: "
+)
+
+// unverifiedLine is the Unknowns entry for a claim taken out of an answer.
 func unverifiedLine(query, claim string) string {
 	if isJapanese(query) {
-		return "根拠文書で確認できない記述のため回答から除外: " + claim
+		return UnverifiedPrefixJA + claim
 	}
-	return "Removed from the answer, not supported by the evidence: " + claim
+	return UnverifiedPrefixEN + claim
+}
+
+// IsUnverifiedLine reports whether an Unknowns entry records a claim taken
+// out of the answer by verification.
+func IsUnverifiedLine(u string) bool {
+	return strings.HasPrefix(u, UnverifiedPrefixJA) || strings.HasPrefix(u, UnverifiedPrefixEN)
 }
 
 // finish checks the model's text and turns it into an Answer.

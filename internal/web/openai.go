@@ -231,6 +231,14 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		// Only the answer was dangerous: the banner can only follow it.
 		tail = "\n\n" + guard.Banner
 	}
+	if got != "" {
+		// Claims verification took out after they were streamed.
+		for _, u := range rep.Unknowns {
+			if answer.IsUnverifiedLine(u) {
+				tail += "\n\n⚠️ " + u
+			}
+		}
+	}
 	cs := replyCitations(rep)
 	if t := tail + citationsText(cs); t != "" {
 		send(chunk(chatDelta{Content: t}, nil))

@@ -13,6 +13,8 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/guard"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
 )
 
 // openaiClient is the official client pointed at the fixture.
@@ -166,4 +168,42 @@ func TestOpenAIModelsAndErrors(t *testing.T) {
 
 func asOpenAIError(err error, target **openai.Error) bool {
 	return errors.As(err, target)
+}
+
+// unverifying streams an answer with two statements, then — as the LLM
+// generator does after claim verification — returns only the first, with
+// the second moved to Unknowns.
+type unverifying struct{ extractive }
+
+func (unverifying) GenerateStream(_ context.Context, _ string, rs []retrieve.Result, _ []llm.Message, on func(string)) (answer.Answer, error) {
+	on("端末をネットワークから隔離する [1]。")
+	on("隔離後は端末を工場出荷状態に戻して再販する [1]。")
+	return answer.Answer{
+		Text:      "端末をネットワークから隔離する [1]。",
+		Evidence:  []answer.Evidence{{N: 1, File: rs[0].File, Page: rs[0].Page, Heading: rs[0].Heading, Score: rs[0].Score, Excerpt: "…"}},
+		Unknowns:  []string{answer.UnverifiedPrefixJA + "隔離後は端末を工場出荷状態に戻して再販する。"},
+		Generator: "llm:fake",
+	}, nil
+}
+
+// TestOpenAIStreamUnverifiedClaims: a claim taken out after it was
+// streamed is flagged at the end of the stream.
+func TestOpenAIStreamUnverifiedClaims(t *testing.T) {
+	a, _ := analysis.New(analysis.DefaultOptions())
+	f := newFixture(t, fixtureOptions{gen: unverifying{extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}}})
+	client := openaiClient(f, "")
+	stream := client.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{
+		Model: ModelID, Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(qMalware)}})
+	var got strings.Builder
+	for stream.Next() {
+		for _, c := range stream.Current().Choices {
+			got.WriteString(c.Delta.Content)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "⚠️ 根拠文書で確認できない記述のため回答から除外: 隔離後は端末を工場出荷状態に戻して再販する。"; !strings.Contains(got.String(), want) {
+		t.Errorf("stream %q lacks %q", got.String(), want)
+	}
 }
