@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,7 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/shirube/shirube/internal/analysis"
-	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/document"
@@ -214,52 +212,20 @@ func newStatusCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// zeroHitReport is the share of the questions in the audit log that the
-// index's BM25 leg cannot match at all (issue #2: zero-hit share per index).
-type zeroHitReport struct {
-	LogsDir     string   `json:"logs"`
-	Queries     int      `json:"queries"`
-	ZeroHit     int      `json:"zero_hit"`
-	ZeroHitRate float64  `json:"zero_hit_rate"`
-	Examples    []string `json:"zero_hit_examples,omitempty"` // up to 5
-	Skipped     int      `json:"skipped_lines,omitempty"`     // log lines that were not entries
-}
-
-// zeroHits runs every distinct question of the audit log (the rewritten
-// form of a follow-up) through the BM25 leg of the current index; nil when
-// the log has no questions.
-func zeroHits(ctx context.Context, cfg config.Config) (*zeroHitReport, error) {
-	var queries []string
-	seen := map[string]bool{}
-	skipped, err := auditlog.Read(ctx, cfg.LogsDir, func(e auditlog.Entry) error {
-		q := strings.TrimSpace(cmp.Or(e.RewrittenQuery, e.Query))
-		if q != "" && !seen[q] {
-			seen[q] = true
-			queries = append(queries, q)
-		}
-		return nil
-	})
-	if err != nil {
+// zeroHits checks the audit log's questions against the configured index;
+// nil when the log has none (the index is not opened then).
+func zeroHits(ctx context.Context, cfg config.Config) (*bench.ZeroHitReport, error) {
+	queries, skipped, err := bench.LoggedQueries(ctx, cfg.LogsDir)
+	if err != nil || len(queries) == 0 {
 		return nil, err
-	}
-	if len(queries) == 0 {
-		return nil, nil
 	}
 	s, err := openSearcher(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	rep := &zeroHitReport{LogsDir: cfg.LogsDir, Queries: len(queries), Skipped: skipped}
-	for _, q := range queries {
-		if s.Index().ZeroHit(q) {
-			rep.ZeroHit++
-			if len(rep.Examples) < 5 {
-				rep.Examples = append(rep.Examples, q)
-			}
-		}
-	}
-	rep.ZeroHitRate = float64(int(10000*float64(rep.ZeroHit)/float64(rep.Queries)+0.5)) / 10000
-	return rep, nil
+	rep := bench.ZeroHits(s.Index(), queries)
+	rep.LogsDir, rep.Skipped = cfg.LogsDir, skipped
+	return &rep, nil
 }
 
 func newConfigCmd(g *globals) *cobra.Command {

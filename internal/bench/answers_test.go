@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/shirube/shirube/internal/auditlog"
 )
 
 // writeBEIR writes a tiny BEIR dataset and returns its folder.
@@ -120,5 +123,34 @@ func TestLegs(t *testing.T) {
 	}
 	if rep.OracleNDCG < rep.BM25NDCG || rep.OracleNDCG < rep.VectorNDCG || rep.VectorGain != round(rep.OracleNDCG-rep.BM25NDCG) {
 		t.Errorf("oracle %v must bound both legs (%v, %v) with gain %v", rep.OracleNDCG, rep.BM25NDCG, rep.VectorNDCG, rep.VectorGain)
+	}
+}
+
+func TestLoggedQueriesAndZeroHits(t *testing.T) {
+	dir := t.TempDir()
+	l := auditlog.Open(dir, auditlog.Options{})
+	for _, e := range []auditlog.Entry{
+		{Query: "猫の目は暗い場所で見えるか"},
+		{Query: "その理由は？", RewrittenQuery: "猫 目 暗い 理由"}, // the search ran the rewritten form
+		{Query: "猫の目は暗い場所で見えるか"},                       // counted once
+		{Query: "xyzzy plugh"},
+	} {
+		if err := l.Log(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	qs, skipped, err := LoggedQueries(context.Background(), dir)
+	if err != nil || skipped != 0 || !slices.Equal(qs, []string{"猫の目は暗い場所で見えるか", "猫 目 暗い 理由", "xyzzy plugh"}) {
+		t.Fatalf("LoggedQueries = %q, %d, %v", qs, skipped, err)
+	}
+	corpus := `{"_id":"a","title":"猫","text":"猫は夜行性の動物で、暗い場所でもよく見える目を持つ。"}
+`
+	_, ix, _, err := LoadIndexed(context.Background(), writeBEIR(t, corpus, `{"_id":"q","text":"猫"}`+"\n", "query-id\tcorpus-id\tscore\nq\ta\t1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := ZeroHits(ix, qs)
+	if rep.Queries != 3 || rep.ZeroHit != 1 || rep.ZeroHitRate != 0.3333 || !slices.Equal(rep.Examples, []string{"xyzzy plugh"}) {
+		t.Errorf("ZeroHits = %+v", rep)
 	}
 }
