@@ -35,6 +35,15 @@ func newSessionID(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b)
 }
 
+// verifiedNote summarises a claim check for the status line: ", 3/3
+// claims supported by their citations".
+func verifiedNote(v *answer.Verification) string {
+	if v == nil || len(v.Claims) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d/%d claims supported by the evidence", len(v.Claims)-len(v.Unsupported()), len(v.Claims))
+}
+
 // renderReply prints a reply in the seed 003 contract (Answer, Evidence,
 // Unknowns).
 func renderReply(w io.Writer, rep assistant.Reply) {
@@ -75,7 +84,7 @@ ANTHROPIC_API_KEY an LLM writes the answer from the same evidence.`,
 				return enc.Encode(rep)
 			}
 			renderReply(cmd.OutOrStdout(), rep)
-			fmt.Fprintf(cmd.ErrOrStderr(), "(answered by %s in %.2fs)\n", rep.Generator, rep.ProcessingTimeSec)
+			fmt.Fprintf(cmd.ErrOrStderr(), "(answered by %s in %.2fs%s)\n", rep.Generator, rep.ProcessingTimeSec, verifiedNote(rep.Verification))
 			return nil
 		},
 	}

@@ -65,6 +65,10 @@ func TestAskOfflineAndAudit(t *testing.T) {
 	if !strings.HasPrefix(rep.Evidence[0].File, "database/runbooks/backup_restore/page_001.md") {
 		t.Errorf("evidence %+v", rep.Evidence[0])
 	}
+	_, status, err := run(t, "", "ask", "バックアップからの復旧手順は？")
+	if err != nil || !strings.Contains(status, "(answered by extractive in ") || !strings.Contains(status, "claims supported by the evidence)") {
+		t.Errorf("status line %q, %v: want the generator and the claim check", status, err)
+	}
 	text := mustRun(t, "ask", "ログファイルを削除する方法は？")
 	for _, want := range []string{"## Answer\n⚠️ 承認・確認が必要", "## Evidence\n[1] database/", "## Unknowns"} {
 		if !strings.Contains(text, want) {
@@ -72,11 +76,11 @@ func TestAskOfflineAndAudit(t *testing.T) {
 		}
 	}
 	lines := auditLines(t, filepath.Join(ws, "logs"))
-	if len(lines) != 2 {
-		t.Fatalf("%d audit lines, want 2", len(lines))
+	if len(lines) != 3 {
+		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
-	if lines[1]["flags"].(map[string]any)["dangerous_operation"] != true {
-		t.Errorf("danger flag not logged: %v", lines[1]["flags"])
+	if lines[2]["flags"].(map[string]any)["dangerous_operation"] != true {
+		t.Errorf("danger flag not logged: %v", lines[2]["flags"])
 	}
 }
 
