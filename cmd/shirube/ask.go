@@ -26,6 +26,7 @@ func addAnswerFlags(cmd *cobra.Command) {
 	f.Float64("evidence-threshold", config.DefaultEvidenceThreshold, "refuse when the best absolute evidence score is below this")
 	f.String("profile", "", "agentic retrieval (seed 003): fast, balanced or deep; empty = one hybrid search")
 	f.Float64("claim-coverage", config.DefaultClaimCoverage, "LLM answers: share of a claim's content words its cited evidence must hold, else the claim is unverified")
+	f.String("verify", config.DefaultVerify, "LLM answers: llm (lexical check, then one model call on the claims it cannot confirm) or lexical (no extra call)")
 	f.Bool("keep-unverified", false, "LLM answers: keep unverified claims in the answer (default: move them to Unknowns)")
 }
 

@@ -39,10 +39,14 @@ func auditLines(t *testing.T, dir string) []map[string]any {
 }
 
 // fakeOpenAIReply answers like OpenAI: the first request gets a 429 with
-// Retry-After, later ones an answer citing [1] and a bogus [9].
+// Retry-After, later ones an answer citing [1] and a bogus [9]; the claim
+// re-check (a JSON-mode request) finds its one claim unsupported.
 func fakeOpenAIReply(r llmtest.Request) llmtest.Reply {
 	if r.Calls == 1 {
 		return llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "0", ErrorMessage: "rate limited"}
+	}
+	if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+		return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":false,"evidence":[]}]}`, Model: "gpt-4o-mini", PromptTokens: 400, CompletionTokens: 20}
 	}
 	return llmtest.Reply{
 		Text:         "復旧ポイントを選び、リストアを実施します [1]。存在しない根拠 [9]。\n\n不明点:\n- 復旧にかかる正確な時間",
@@ -96,17 +100,18 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("ask --json: %v\n%s", err, out)
 	}
-	if n := fake.Calls(); n != 2 {
-		t.Errorf("%d requests, want 2 (a 429 honoured, then the answer)", n)
+	if n := fake.Calls(); n != 3 {
+		t.Errorf("%d requests, want 3 (a 429 honoured, the answer, the claim re-check)", n)
 	}
 	if !strings.HasPrefix(rep.Generator, "llm") {
 		t.Errorf("generator %q", rep.Generator)
 	}
-	if rep.TokenUsage.PromptTokens != 1200 || rep.TokenUsage.CompletionTokens != 80 || rep.TokenUsage.TotalTokens != 1280 {
+	// The answer's and the re-check's tokens.
+	if rep.TokenUsage.PromptTokens != 1600 || rep.TokenUsage.CompletionTokens != 100 || rep.TokenUsage.TotalTokens != 1700 {
 		t.Errorf("usage %+v", rep.TokenUsage)
 	}
 	// gpt-4o-mini: $0.15 / 1M prompt, $0.60 / 1M completion.
-	if want := (1200*0.15 + 80*0.60) / 1e6; math.Abs(rep.CostUSD-want) > 1e-9 {
+	if want := (1600*0.15 + 100*0.60) / 1e6; math.Abs(rep.CostUSD-want) > 1e-9 {
 		t.Errorf("cost %v, want %v", rep.CostUSD, want)
 	}
 	if len(rep.RemovedCitations) != 1 || rep.RemovedCitations[0] != 9 || strings.Contains(rep.Answer, "[9]") {
@@ -117,7 +122,7 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	}
 	// Verification: the restore step is in the cited runbook; the sentence
 	// that lost its bogus citation is in no evidence and moves to Unknowns.
-	if v := rep.Verification; v == nil || len(v.Claims) != 2 || !v.Claims[0].Supported || v.Claims[1].Supported || v.SupportedRate != 0.5 {
+	if v := rep.Verification; v == nil || len(v.Claims) != 2 || !v.Claims[0].Supported || v.Claims[1].Supported || v.Claims[1].CheckedBy != "llm" || v.Method != "lexical+llm" || v.SupportedRate != 0.5 {
 		t.Errorf("verification %+v", rep.Verification)
 	}
 	if strings.Contains(rep.Answer, "存在しない根拠") || !strings.Contains(strings.Join(rep.Unknowns, " "), "根拠文書で確認できない記述のため回答から除外: 存在しない根拠") {
@@ -125,11 +130,20 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	}
 	// The evidence is fenced as data in the prompt.
 	reqs := fake.Requests()
-	if last := reqs[len(reqs)-1]; !strings.Contains(last.User, "<evidence n=\"1\"") || last.Model != "gpt-4o-mini" {
+	if last := reqs[1]; !strings.Contains(last.User, "<evidence n=\"1\"") || last.Model != "gpt-4o-mini" {
 		t.Errorf("request lacks fenced evidence or model: model %q, user message %.300s", last.Model, last.User)
 	}
-	// Insufficient evidence: no LLM call at all.
+	// --verify lexical: the answer alone, no re-check call.
 	before := fake.Calls()
+	out = mustRun(t, "ask", "--json", "--verify", "lexical", "バックアップからの復旧手順は？")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if fake.Calls() != before+1 || rep.Verification == nil || rep.Verification.Method != "lexical" {
+		t.Errorf("--verify lexical made %d calls, verification %+v", fake.Calls()-before, rep.Verification)
+	}
+	// Insufficient evidence: no LLM call at all.
+	before = fake.Calls()
 	out = mustRun(t, "ask", "--json", "社員食堂の今週のランチメニューを教えて")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
@@ -138,11 +152,11 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 		t.Errorf("refusal made %d LLM calls; flags %+v", fake.Calls()-before, rep.Flags)
 	}
 	lines := auditLines(t, filepath.Join(ws, "logs"))
-	if len(lines) != 2 {
-		t.Fatalf("%d audit lines, want 2", len(lines))
+	if len(lines) != 3 {
+		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
 	tu := lines[0]["token_usage"].(map[string]any)
-	if tu["prompt_tokens"].(float64) != 1200 || tu["total_tokens"].(float64) != 1280 || lines[0]["cost_usd"].(float64) <= 0 {
+	if tu["prompt_tokens"].(float64) != 1600 || tu["total_tokens"].(float64) != 1700 || lines[0]["cost_usd"].(float64) <= 0 {
 		t.Errorf("audit line usage %v cost %v", tu, lines[0]["cost_usd"])
 	}
 	// No secret reaches the log.

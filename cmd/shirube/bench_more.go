@@ -96,7 +96,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 				if err != nil {
 					return err
 				}
-				gen = answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer(), MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified})
+				gen = answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer(), MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})
 			}
 			reps, err := bench.Agent(cmd.Context(), s, qs, strings.Split(profiles, ","), searchOptions(cfg), gen)
 			if err != nil {

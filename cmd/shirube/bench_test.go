@@ -80,7 +80,13 @@ func TestBenchAgentLLM(t *testing.T) {
 		t.Fatal(err)
 	}
 	workspace(t, indexedFixture(t))
-	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply { return inventingAnswer })
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+			// The claim re-check agrees: nothing is stated in the evidence.
+			return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":false},{"n":2,"supported":false}]}`}
+		}
+		return inventingAnswer
+	})
 	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
 	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
 	out := mustRun(t, "bench", "agent", "--generator", "llm", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--json")
@@ -94,7 +100,8 @@ func TestBenchAgentLLM(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &reps); err != nil {
 		t.Fatalf("bench agent --json: %v\n%s", err, out)
 	}
-	if len(reps) != 2 || fake.Calls() != 2*reps[0].Questions {
+	// An answer and a claim re-check per question and profile.
+	if len(reps) != 2 || fake.Calls() != 4*reps[0].Questions {
 		t.Fatalf("%d reports, %d LLM requests: %s", len(reps), fake.Calls(), out)
 	}
 	for _, r := range reps {

@@ -97,7 +97,7 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 			return nil, nil, err
 		}
 		model = m
-		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified})}
+		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
 	default:
 		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	}

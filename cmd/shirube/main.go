@@ -128,6 +128,7 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	str("fusion", &c.Fusion)
 	flt("evidence-threshold", &c.EvidenceThreshold)
 	flt("claim-coverage", &c.ClaimCoverage)
+	str("verify", &c.Verify)
 	if err == nil {
 		err = set("keep-unverified", func() error { v, e := f.GetBool("keep-unverified"); c.KeepUnverified = v; return e })
 	}

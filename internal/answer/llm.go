@@ -40,6 +40,11 @@ type LLMOptions struct {
 	// MinClaimCoverage is the verification threshold (default
 	// DefaultClaimCoverage).
 	MinClaimCoverage float64
+	// LexicalOnly skips the model's second opinion: by default, claims the
+	// lexical check cannot confirm (a paraphrase, a translation) are put
+	// to the model in one extra JSON call, and those it finds stated in
+	// the evidence stay. Its tokens and cost are added to the answer's.
+	LexicalOnly bool
 	// KeepUnverified leaves claims the evidence does not support in the
 	// answer text; by default they are moved to Unknowns (seed 003:
 	// unverified claims go to Unknowns). Either way Answer.Verification
@@ -158,7 +163,7 @@ func (g *LLM) GenerateWithHistory(ctx context.Context, query string, results []r
 	if err != nil {
 		return Answer{}, fmt.Errorf("llm answer: %w", err)
 	}
-	return g.finish(query, results, resp), nil
+	return g.finish(ctx, query, results, resp), nil
 }
 
 // GenerateStream is GenerateWithHistory for the UI: onDelta receives the
@@ -184,7 +189,7 @@ func (g *LLM) GenerateStream(ctx context.Context, query string, results []retrie
 	if err != nil {
 		return Answer{}, fmt.Errorf("llm answer: %w", err)
 	}
-	return g.finish(query, results, resp), nil
+	return g.finish(ctx, query, results, resp), nil
 }
 
 // noEvidence is the answer when nothing was retrieved: the model is not
@@ -222,7 +227,7 @@ func IsUnverifiedLine(u string) bool {
 }
 
 // finish checks the model's text and turns it into an Answer.
-func (g *LLM) finish(query string, results []retrieve.Result, resp llm.Response) Answer {
+func (g *LLM) finish(ctx context.Context, query string, results []retrieve.Result, resp llm.Response) Answer {
 	model := resp.Model
 	if model == "" {
 		model = g.opt.Model
@@ -246,6 +251,27 @@ func (g *LLM) finish(query string, results []retrieve.Result, resp llm.Response)
 			}
 		}
 		v := verifyClaims(a.Text, citedTexts(cited, results), uncited, tok, g.opt.MinClaimCoverage)
+		if !g.opt.LexicalOnly {
+			// The model's second opinion on what the lexical check could
+			// not confirm (paraphrases), on the evidence numbered as cited.
+			numbered := make([]retrieve.Result, 0, len(results))
+			for _, old := range order {
+				numbered = append(numbered, results[old-1])
+			}
+			for i, r := range results {
+				if !slices.Contains(order, i+1) {
+					numbered = append(numbered, r)
+				}
+			}
+			rr, err := g.recheck(ctx, &v, numbered)
+			a.Usage.PromptTokens += rr.Usage.PromptTokens
+			a.Usage.CompletionTokens += rr.Usage.CompletionTokens
+			a.Usage.TotalTokens += rr.Usage.TotalTokens
+			a.CostUSD += rr.CostUSD
+			if err != nil {
+				v.RecheckError = err.Error()
+			}
+		}
 		a.Verification = &v
 		if bad := v.Unsupported(); len(bad) > 0 && !g.opt.KeepUnverified {
 			// Take the claims out, then renumber what is still cited.

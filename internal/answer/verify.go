@@ -24,6 +24,9 @@ type Claim struct {
 	// an invented fact).
 	Uncited   bool `json:"supported_by_uncited_evidence,omitempty"`
 	Supported bool `json:"supported"`
+	// CheckedBy says which check gave the verdict: "lexical", or "llm" when
+	// the lexical check could not confirm the claim and the model was asked.
+	CheckedBy string `json:"checked_by"`
 	// Coverage is the best share of the statement's content words found in
 	// one piece of evidence it was checked against.
 	Coverage float64 `json:"coverage"`
@@ -38,7 +41,7 @@ type Claim struct {
 // step ("CoVe-style claim checks") and its answer_supported_rate and
 // citation_precision KPIs.
 type Verification struct {
-	Method string  `json:"method"` // "lexical"
+	Method string  `json:"method"` // "lexical", or "lexical+llm" when the model re-checked claims
 	Claims []Claim `json:"claims"`
 	// SupportedRate is the share of claims the evidence supports (1 when
 	// the answer makes no claim).
@@ -47,6 +50,9 @@ type Verification struct {
 	// whose evidence supports the claim that cites it (1 when nothing is
 	// cited).
 	CitationPrecision float64 `json:"citation_precision"`
+	// RecheckError says why the model's re-check failed, if it did; the
+	// lexical verdicts then stand.
+	RecheckError string `json:"recheck_error,omitempty"`
 
 	statements []Statement // the split text the claims came from
 }
@@ -123,7 +129,6 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 	var others []ev // prepared lazily: most answers need none
 	v := Verification{Method: "lexical", Claims: []Claim{}}
 	v.statements = SplitClaims(text)
-	var cites, goodCites int
 	for si, s := range v.statements {
 		words := claimWords(tok.Terms(s.Text))
 		nums := numbers(s.Text)
@@ -191,22 +196,31 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 		}
 		c.Coverage = round2(max(c.Coverage, 0))
 		c.Supported = len(c.SupportedBy) > 0 || c.Uncited
-		cites += len(s.Cited)
-		for _, n := range s.Cited {
+		c.CheckedBy = "lexical"
+		v.Claims = append(v.Claims, c)
+	}
+	v.tally()
+	return v
+}
+
+// tally computes SupportedRate and CitationPrecision from the claims.
+func (v *Verification) tally() {
+	var cites, good int
+	for _, c := range v.Claims {
+		cites += len(c.Cited)
+		for _, n := range c.Cited {
 			if slices.Contains(c.SupportedBy, n) {
-				goodCites++
+				good++
 			}
 		}
-		v.Claims = append(v.Claims, c)
 	}
 	v.SupportedRate, v.CitationPrecision = 1, 1
 	if len(v.Claims) > 0 {
 		v.SupportedRate = round2(float64(len(v.Claims)-len(v.Unsupported())) / float64(len(v.Claims)))
 	}
 	if cites > 0 {
-		v.CitationPrecision = round2(float64(goodCites) / float64(cites))
+		v.CitationPrecision = round2(float64(good) / float64(cites))
 	}
-	return v
 }
 
 // Statement is one sentence or list item of an answer with the citations

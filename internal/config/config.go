@@ -37,7 +37,10 @@ const (
 	DefaultEvidenceThreshold = 0.5
 	// DefaultClaimCoverage is the share of a claim's content words its
 	// evidence must contain (answer.DefaultClaimCoverage).
-	DefaultClaimCoverage  = 0.6
+	DefaultClaimCoverage = 0.6
+	// DefaultVerify re-checks with the model what the lexical check cannot
+	// confirm.
+	DefaultVerify         = "llm"
 	DefaultMaxHistory     = 5
 	DefaultLLMModel       = "gpt-4o-mini"
 	DefaultAnthropicModel = "sonnet"
@@ -65,6 +68,10 @@ type Config struct {
 	// whose cited evidence holds fewer of its content words is unverified
 	// (SHIRUBE_CLAIM_COVERAGE).
 	ClaimCoverage float64
+	// Verify is how LLM answers are checked: "llm" (default: the lexical
+	// check, then one model call on the claims it cannot confirm) or
+	// "lexical" (no extra call) (SHIRUBE_VERIFY).
+	Verify string
 	// KeepUnverified leaves unverified claims in LLM answers instead of
 	// moving them to Unknowns (SHIRUBE_KEEP_UNVERIFIED=1).
 	KeepUnverified bool
@@ -102,6 +109,7 @@ func Default() Config {
 		Fusion:            DefaultFusion,
 		EvidenceThreshold: DefaultEvidenceThreshold,
 		ClaimCoverage:     DefaultClaimCoverage,
+		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,
 		MaxFileSize:       DefaultMaxFileSize,
 		Embedder:          DefaultEmbedder,
@@ -171,6 +179,7 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("SHIRUBE_FUSION", &c.Fusion)
 	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
 	flt("SHIRUBE_CLAIM_COVERAGE", &c.ClaimCoverage)
+	str("SHIRUBE_VERIFY", &c.Verify)
 	if v, ok := lookup("SHIRUBE_KEEP_UNVERIFIED"); ok {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
@@ -241,6 +250,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClaimCoverage <= 0 || c.ClaimCoverage > 1 {
 		errs = append(errs, fmt.Errorf("claim coverage %g must be above 0.0 and at most 1.0", c.ClaimCoverage))
+	}
+	if c.Verify != "llm" && c.Verify != "lexical" {
+		errs = append(errs, fmt.Errorf("verify %q must be llm or lexical", c.Verify))
 	}
 	if c.Fusion != "minmax" && c.Fusion != "rrf" {
 		errs = append(errs, fmt.Errorf("fusion %q must be minmax or rrf", c.Fusion))
@@ -345,6 +357,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),
 		"SHIRUBE_CLAIM_COVERAGE":     strconv.FormatFloat(c.ClaimCoverage, 'g', -1, 64),
 		"SHIRUBE_KEEP_UNVERIFIED":    strconv.FormatBool(c.KeepUnverified),
+		"SHIRUBE_VERIFY":             c.Verify,
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,

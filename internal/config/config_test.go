@@ -27,7 +27,7 @@ func TestLoadPrecedence(t *testing.T) {
 		expect string
 	}{
 		{"defaults", nil, "", func(c Config) bool {
-			return c.K == 4 && c.BM25Weight == 0.6 && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.MaxHistory == 5 && c.DataDir == "./data"
+			return c.K == 4 && c.BM25Weight == 0.6 && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
 		}, "seed 002 §8.6 defaults"},
 		{"dotenv with BOM", nil, dotenv, func(c Config) bool { return c.K == 7 && c.BM25Weight == 0.3 && c.OpenAIKey == "sk-file-123456789" }, ".env values"},
 		{"env beats dotenv", map[string]string{"SHIRUBE_K": "9"}, dotenv, func(c Config) bool { return c.K == 9 && c.BM25Weight == 0.3 }, "environment wins"},
@@ -58,6 +58,7 @@ func TestLoadErrors(t *testing.T) {
 		{map[string]string{"SHIRUBE_CHUNK_OVERLAP": "600"}, "overlap"},
 		{map[string]string{"SHIRUBE_KEEP_UNVERIFIED": "maybe"}, "SHIRUBE_KEEP_UNVERIFIED"},
 		{map[string]string{"SHIRUBE_CLAIM_COVERAGE": "0"}, "claim coverage"},
+		{map[string]string{"SHIRUBE_VERIFY": "judge"}, "llm or lexical"},
 	}
 	for _, tt := range tests {
 		_, err := Load(envOf(tt.env), "")
