@@ -92,3 +92,32 @@ func TestLLMRecheckThroughOpenAI(t *testing.T) {
 		})
 	}
 }
+
+// TestLLMRecheckThroughAnthropic: the same re-check through
+// anthropic-sdk-go, where JSON is asked for in the prompt and the reply
+// may come wrapped in a code fence.
+func TestLLMRecheckThroughAnthropic(t *testing.T) {
+	srv := llmtest.Anthropic(t, func(r llmtest.Request) llmtest.Reply {
+		if r.Calls == 1 {
+			return llmtest.Reply{Text: recheckAnswer, PromptTokens: 1000, CompletionTokens: 50}
+		}
+		return llmtest.Reply{Text: "```json\n{\"claims\":[{\"n\":1,\"supported\":true,\"evidence\":[1]},{\"n\":2,\"supported\":false}]}\n```", PromptTokens: 300, CompletionTokens: 30}
+	})
+	c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: "k", BaseURL: srv.BaseURL(), Model: "haiku", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewLLM(c, c, LLMOptions{Tokenizer: analyser(t)}).Generate(context.Background(), "感染した端末はどうしますか？", runbook())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Text != "感染した端末は直ちに切り離します [1]。" || len(a.Unknowns) != 1 || srv.Calls() != 2 || a.Verification.Method != "lexical+llm" {
+		t.Errorf("text %q, unknowns %q, %d calls, verification %+v", a.Text, a.Unknowns, srv.Calls(), a.Verification)
+	}
+	if a.Usage.PromptTokens != 1300 || a.Usage.CompletionTokens != 80 {
+		t.Errorf("usage %+v: both calls counted", a.Usage)
+	}
+	if sys := srv.Requests()[1].System; !strings.Contains(sys, "You verify claims") || !strings.Contains(sys, "JSON") {
+		t.Errorf("re-check system prompt %q", sys)
+	}
+}
