@@ -345,7 +345,7 @@ func (r *runner) coverage() []FacetCoverage {
 		for i, n := range norms {
 			var m, miss []string
 			for _, t := range f.MustHave {
-				if present(n, t) {
+				if analysis.Present(n, t) {
 					m = append(m, t)
 				} else {
 					miss = append(miss, t)

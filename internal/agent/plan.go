@@ -153,7 +153,7 @@ func PlanQuestion(question string, tok Tokenizer, budget int) Plan {
 	// one acronym such as VPN is just part of a Japanese question) also gets
 	// an English fallback of its Latin words alone (「EDR の alert triage
 	// 手順」→「EDR alert triage」), for documents written in English.
-	if latin := latinWords(q); len(latin) >= 2 && hasJapanese(q) {
+	if latin := latinWords(q); len(latin) >= 2 && analysis.HasJapanese(q) {
 		variants = append(variants, strings.Join(latin, " "))
 	}
 	// Seed 003: Japanese variants before English ones.
@@ -172,20 +172,10 @@ func PlanQuestion(question string, tok Tokenizer, budget int) Plan {
 // japaneseRank orders query variants: 0 for one with Japanese text, 1 for
 // an English-only one.
 func japaneseRank(s string) int {
-	if hasJapanese(s) {
+	if analysis.HasJapanese(s) {
 		return 0
 	}
 	return 1
-}
-
-// hasJapanese reports whether s has kana or kanji.
-func hasJapanese(s string) bool {
-	for _, r := range s {
-		if unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) {
-			return true
-		}
-	}
-	return false
 }
 
 // latinWords returns the words of s written in Latin letters (with their
@@ -354,17 +344,4 @@ func mustHave(tok Tokenizer, text string) []string {
 		out = append(out, t)
 	}
 	return out
-}
-
-// present reports whether term occurs in normalised text; a verb or
-// adjective in base form (止める) also matches its stem (止め).
-func present(norm, t string) bool {
-	if strings.Contains(norm, t) {
-		return true
-	}
-	r := []rune(t)
-	if len(r) >= 3 && isHiragana(r[len(r)-1]) {
-		return strings.Contains(norm, string(r[:len(r)-1]))
-	}
-	return false
 }

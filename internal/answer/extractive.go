@@ -461,7 +461,7 @@ func unknownsLine(query string, qterms []string, covered map[string]bool, answer
 	if len(missing) == 0 {
 		return nil
 	}
-	if isJapanese(query) {
+	if analysis.HasJapanese(query) {
 		return []string{"根拠文書に記載がない点: " + strings.Join(missing, ", ")}
 	}
 	return []string{"Not stated in the evidence: " + strings.Join(missing, ", ")}

@@ -15,17 +15,6 @@ func normalize(s string) string {
 	return strings.ToLower(norm.NFKC.String(s))
 }
 
-// isJapanese reports whether s contains kana or kanji. A query without any
-// is answered with English wording.
-func isJapanese(s string) bool {
-	for _, r := range s {
-		if unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) {
-			return true
-		}
-	}
-	return false
-}
-
 var (
 	headingLine  = regexp.MustCompile(`^#{1,6}(\s|$)`)
 	tableRule    = regexp.MustCompile(`^\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?$`)

@@ -144,7 +144,7 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 		check := func(e ev) (float64, []string, bool) {
 			found := 0
 			for _, w := range words {
-				if e.terms[w] || present(e.norm, w) {
+				if e.terms[w] || analysis.Present(e.norm, w) {
 					found++
 				}
 			}
@@ -408,20 +408,6 @@ func containsNumber(norm, num string) bool {
 		if strings.NewReplacer(",", "", "，", "").Replace(m) == num {
 			return true
 		}
-	}
-	return false
-}
-
-// present reports whether a content word occurs in normalised text: as a
-// substring (a word inside a compound), or, for a verb or adjective in its
-// base form (止める), by its stem without the final kana (止めて).
-func present(norm, w string) bool {
-	if strings.Contains(norm, w) {
-		return true
-	}
-	r := []rune(w)
-	if len(r) >= 3 && unicode.In(r[len(r)-1], unicode.Hiragana) {
-		return strings.Contains(norm, string(r[:len(r)-1]))
 	}
 	return false
 }

@@ -278,9 +278,9 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 		var num float64
 		for _, t := range terms {
 			switch {
-			case present(window, t.term):
+			case analysis.Present(window, t.term):
 				num += t.idf
-			case heading != "" && present(heading, t.term):
+			case heading != "" && analysis.Present(heading, t.term):
 				num += t.idf / 2
 			}
 		}
@@ -290,22 +290,6 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 		}
 	}
 	return best
-}
-
-// present reports whether an analysed term occurs in normalised text. A
-// substring match also finds a word inside a compound (ロック in
-// ロックアウト); a verb or adjective in its base form (止める, 新しい) that
-// appears conjugated (止めて, 新しく) is found by its stem without the last
-// kana.
-func present(norm, t string) bool {
-	if strings.Contains(norm, t) {
-		return true
-	}
-	r := []rune(t)
-	if len(r) >= 3 && isKana(r[len(r)-1]) {
-		return strings.Contains(norm, string(r[:len(r)-1]))
-	}
-	return false
 }
 
 // splitSentences splits a line after 。！？!? and ". ".
@@ -326,8 +310,6 @@ func splitSentences(line string) []string {
 	}
 	return out
 }
-
-func isKana(r rune) bool { return r >= 0x3041 && r <= 0x30ff }
 
 func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
 	if drop == nil {
