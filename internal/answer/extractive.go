@@ -6,6 +6,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -56,7 +57,9 @@ func (o ExtractiveOptions) withDefaults() ExtractiveOptions {
 // sentence and the fact it asks for often sits next to it. Further sentences
 // are picked MMR-style (relevance against overlap with what is already
 // picked) while they add query coverage, stay within MinRelative of the best
-// and fit the length budget. The picked sentences are printed in
+// and fit the length budget. A question about a procedure (手順, 方法,
+// どうすれば, "how to") first takes the list that follows the best sentence in
+// its chunk — the steps, in order — while they fit the budget. The picked sentences are printed in
 // document order, each run of sentences from one chunk followed by that
 // chunk's citation marker [n].
 //
@@ -88,6 +91,7 @@ type candidate struct {
 	terms map[string]bool
 	rel   float64 // coverage of the query plus rank bonus
 	cov   float64 // weighted share of the query it covers
+	item  bool    // its line is a list item (a step, a bullet)
 }
 
 // Generate answers query from results, which are in rank order. When no
@@ -112,6 +116,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		if pdf {
 			text = unwrapPDF(text)
 		}
+		info := candidateLineInfo(text)
 		for li, line := range lineSentences(text) {
 			for _, s := range line {
 				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) {
@@ -121,6 +126,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					chunk: ci, pos: pos, line: li, text: s,
 					runes: utf8.RuneCountInString(s),
 					terms: termSet(e.tok.Terms(s)),
+					item:  li < len(info) && info[li].item,
 				})
 				pos++
 			}
@@ -148,7 +154,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 	}
 
-	picked := e.pick(cands, content, weights)
+	picked := e.pick(cands, content, weights, isProcedure(query))
 	var cited map[int]int
 	a.Text, a.Evidence, cited = compose(picked, results)
 	v := VerifyClaims(a.Text, citedTexts(cited, results), e.tok, 0)
@@ -195,7 +201,7 @@ func idfWeights(terms []string, cands []*candidate) map[string]float64 {
 }
 
 // pick chooses the answer sentences.
-func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64) []*candidate {
+func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64, procedure bool) []*candidate {
 	var best *candidate
 	for _, c := range cands {
 		if c.rel > 0 && (best == nil || c.rel > best.rel) {
@@ -263,6 +269,30 @@ func (e *Extractive) pick(cands []*candidate, content []string, weights map[stri
 		take(next)
 	}
 
+	// A question about a procedure (「…の手順は？」「…する方法は？」) is
+	// answered by the steps: the list that follows the best sentence in its
+	// chunk (an intro 「次の手順を必ず踏む。」 or a step itself) is taken in
+	// order while it fits the budget.
+	if procedure {
+		line := best.line
+		for _, c := range cands { // in chunk and sentence order
+			if c.chunk != best.chunk || c.line <= best.line {
+				continue
+			}
+			if c.line > line+1 || !c.item {
+				break // the list ended
+			}
+			line = c.line
+			if isPicked[c] {
+				continue
+			}
+			if !fits(c) || len(picked) >= e.opt.MaxSentences+maxExtraSteps {
+				break
+			}
+			take(c)
+		}
+	}
+
 	lambda := 1 - e.opt.Diversity
 	for len(picked) < e.opt.MaxSentences {
 		var choice *candidate
@@ -296,6 +326,20 @@ func (e *Extractive) pick(cands []*candidate, content []string, weights map[stri
 		picked[0] = &cut
 	}
 	return picked
+}
+
+// maxExtraSteps is how many sentences beyond MaxSentences the steps of a
+// procedure may take.
+const maxExtraSteps = 4
+
+// procedureQuestion matches a question that asks how to do something:
+// 「…の手順は？」「…する方法」「どうすれば」「どのように」「どう隔離する」
+// (どう before a kanji or katakana verb, not どうして "why"), "how to".
+var procedureQuestion = regexp.MustCompile(`手順|方法|やり方|仕方|段取り|どうすれば|どうやって|どのように|どう[\p{Han}\p{Katakana}]|(?i:\bhow (?:to|do|can|should)\b|\bprocedures?\b|\bsteps?\b)`)
+
+// isProcedure reports whether a question asks how to do something.
+func isProcedure(query string) bool {
+	return procedureQuestion.MatchString(analysis.Normalize(query))
 }
 
 // neighbourGain is gain(c) for a neighbour that fits the budget, else -1.

@@ -296,3 +296,57 @@ func TestBadInputNoPanic(t *testing.T) {
 		}
 	}
 }
+
+func TestIsProcedure(t *testing.T) {
+	for q, want := range map[string]bool{
+		"ログファイルを削除する方法は？":            true,
+		"バックアップからの復旧手順は？":            true,
+		"端末はどう隔離しますか？":               true,
+		"どうすれば解除できますか":               true,
+		"How do I restore a backup?": true,
+		"ログの保管期間は？":                  false,
+		"どうして隔離が必要なのですか？":            false,
+		"What is the retention?":     false,
+	} {
+		if got := isProcedure(q); got != want {
+			t.Errorf("isProcedure(%q) = %v; want %v", q, got, want)
+		}
+	}
+}
+
+// TestExtractiveProcedureSteps: a question about a procedure gets the
+// steps that follow the best sentence, in order; a factoid question about
+// the same chunk does not.
+func TestExtractiveProcedureSteps(t *testing.T) {
+	results := []retrieve.Result{{
+		ChunkID: "database/soc/log/page_001.md_3", File: "database/soc/log/page_001.md", Page: 1,
+		Heading: "ログ保管・管理規程 > 5.2 ログファイルを例外的に削除する手順", Score: 1,
+		Text: "# ログ保管・管理規程\n### 5.2 ログファイルを例外的に削除する手順\n" +
+			"保管期間内のログをやむを得ず削除する場合は、次の手順を必ず踏む。\n\n" +
+			"1. 申請者は「ログ削除申請書」に対象、期間、理由を記入する。\n" +
+			"2. 情報セキュリティ部長の承認を得る。\n" +
+			"3. 削除作業は申請者以外の管理者が実施し、作業内容を記録する。\n\n" +
+			"承認のない削除はインシデントとして扱う。",
+	}}
+	gen := NewExtractive(analyser(t), ExtractiveOptions{})
+	a, err := gen.Generate(context.Background(), "ログファイルを削除する手順は？", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []string{"申請者は「ログ削除申請書」", "情報セキュリティ部長の承認を得る。", "削除作業は申請者以外の管理者が実施し"}
+	last := -1
+	for _, s := range steps {
+		i := strings.Index(a.Text, s)
+		if i <= last {
+			t.Fatalf("procedure answer lacks step %q in order:\n%s", s, a.Text)
+		}
+		last = i
+	}
+	a, err = gen.Generate(context.Background(), "ログ削除申請書には何を記入する？", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(a.Text, "削除作業は申請者以外の管理者が実施し") {
+		t.Errorf("a factoid question got every step:\n%s", a.Text)
+	}
+}

@@ -26,6 +26,22 @@ var (
 // bullets and quote markers are stripped, and the wording is kept.
 func candidateLines(text string) []string {
 	var out []string
+	for _, l := range candidateLineInfo(text) {
+		out = append(out, l.text)
+	}
+	return out
+}
+
+// candLine is one line of candidateLines and whether it was a list item
+// (a bullet or a number opened it).
+type candLine struct {
+	text string
+	item bool
+}
+
+// candidateLineInfo is candidateLines with each line's list-item flag.
+func candidateLineInfo(text string) []candLine {
+	var out []candLine
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
 		line = strings.TrimSpace(line)
@@ -35,13 +51,17 @@ func candidateLines(text string) []string {
 		if i+1 < len(lines) && strings.HasPrefix(line, "|") && tableRule.MatchString(strings.TrimSpace(lines[i+1])) {
 			continue // a table's header row labels columns; it states nothing
 		}
+		item := listItem.MatchString(line)
 		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
 		if line != "" {
-			out = append(out, line)
+			out = append(out, candLine{line, item})
 		}
 	}
 	return out
 }
+
+// listItem matches a line opened by a bullet or an item number.
+var listItem = regexp.MustCompile(`^(?:[-*+・•]\s+|[・•]|\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`)
 
 // unwrapPDF joins the lines that PDF text extraction broke inside a
 // sentence: a long line (a wrapped one, at least wrapWidth runes) that does
