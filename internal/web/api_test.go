@@ -24,6 +24,8 @@ import (
 const (
 	qMalware = "マルウェアに感染した端末はどう隔離しますか？"
 	qDelete  = "ログファイルを削除する方法は？"
+	// qIsolate is a procedure question whose answer is the isolation steps.
+	qIsolate = "感染端末をネットワークから隔離する手順は？"
 )
 
 func TestAskJSON(t *testing.T) {

@@ -171,8 +171,9 @@ func TestBrowser(t *testing.T) {
 	eval(`window.__deltas = 0; new MutationObserver(ms => { for (const m of ms) if (m.target.classList && m.target.classList.contains('streaming')) window.__deltas++; })
 		.observe(document.querySelector('#chat'), {subtree: true, childList: true, characterData: true}); true`, &ok)
 
-	// A question from the demo corpus: streamed answer, citations that open.
-	ask(qMalware)
+	// A question from the demo corpus: streamed answer (the isolation
+	// steps), citations that open.
+	ask(qIsolate)
 	eval(`document.querySelector('#question').value`, &draft)
 	if draft != "" {
 		t.Errorf("question box holds %q after Enter sent it", draft)
@@ -202,6 +203,11 @@ func TestBrowser(t *testing.T) {
 	}
 	if n := len([]rune(excerpt)); n == 0 || n > answer.MaxExcerptRunes {
 		t.Errorf("excerpt of %d runes", n)
+	}
+	var verified string
+	eval(`(document.querySelector('#chat > li:last-child .answer .verified') || {}).textContent || ''`, &verified)
+	if !strings.HasPrefix(verified, "根拠確認: ") {
+		t.Errorf("claim check line %q, want 根拠確認: …", verified)
 	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

@@ -96,6 +96,9 @@ type answerView struct {
 	Unknowns  []string
 	Citations []Citation
 	Generator string
+	// Verified summarises the claim check: 「根拠確認: 3 件中 3 件の記述を
+	// 引用元で確認」; empty for refusals and answers without claims.
+	Verified string
 }
 
 // splitBanner removes the danger banner the assistant put in front of the
@@ -125,8 +128,23 @@ func (m *markdown) view(rep assistant.Reply) answerView {
 	default:
 		v.Unknowns = rep.Unknowns
 		v.Citations = citations(rep.Evidence)
+		v.Verified = verifiedLine(rep.Verification)
 	}
 	return v
+}
+
+// verifiedLine is the one-line summary of a claim check shown under an
+// answer.
+func verifiedLine(ver *answer.Verification) string {
+	if ver == nil || len(ver.Claims) == 0 {
+		return ""
+	}
+	ok := len(ver.Claims) - len(ver.Unsupported())
+	line := fmt.Sprintf("根拠確認: %d 件中 %d 件の記述を引用元で確認", len(ver.Claims), ok)
+	if ver.Method == "lexical+llm" {
+		line += "（一部はモデルで再確認）"
+	}
+	return line
 }
 
 // citationsText is the plain-text citation list appended to answers of the

@@ -58,9 +58,12 @@ func TestRenderAnswer(t *testing.T) {
 			[]string{"<p>⚠️"}},
 		{"insufficient evidence template", assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Evidence: ev, Flags: answer.Flags{InsufficientEvidence: true}},
 			[]string{`answer-insufficient`, "該当する手順が見つかりませんでした", "<li>"},
-			[]string{"citation", "banner"}},
+			[]string{"citation", "banner", "verified"}},
 		{"ambiguous template", assistant.Reply{Answer: guard.AmbiguousQueryResponse, Flags: answer.Flags{AmbiguousQuery: true}},
 			[]string{`answer-ambiguous`, "質問が曖昧な可能性があります"}, []string{"citation"}},
+		{"verification summary", assistant.Reply{Answer: "削除は承認後に行う。 [1]", Evidence: ev, Verification: &answer.Verification{Method: "lexical+llm",
+			Claims: []answer.Claim{{Text: "削除は承認後に行う。", Supported: true}, {Text: "翌日に廃棄する。"}}}},
+			[]string{`<p class="verified">根拠確認: 2 件中 1 件の記述を引用元で確認（一部はモデルで再確認）</p>`}, nil},
 		{"excerpt is escaped", assistant.Reply{Answer: "x [1]", Evidence: []answer.Evidence{{N: 1, File: "f.md", Page: 1, Excerpt: "<script>alert(1)</script>"}}},
 			[]string{"&lt;script&gt;"}, []string{"<script>"}},
 	}
