@@ -59,7 +59,8 @@ func (o ExtractiveOptions) withDefaults() ExtractiveOptions {
 // picked) while they add query coverage, stay within MinRelative of the best
 // and fit the length budget. A question about a procedure (手順, 方法,
 // どうすれば, "how to") first takes the list that follows the best sentence in
-// its chunk — the steps, in order — while they fit the budget. The picked sentences are printed in
+// its chunk — the steps, in order — while they fit the budget. A sentence
+// that opens a numbered list item keeps its number (「1. 」). The picked sentences are printed in
 // document order, each run of sentences from one chunk followed by that
 // chunk's citation marker [n].
 //
@@ -92,6 +93,9 @@ type candidate struct {
 	rel   float64 // coverage of the query plus rank bonus
 	cov   float64 // weighted share of the query it covers
 	item  bool    // its line is a list item (a step, a bullet)
+	// number is the item number of its line ("1.") when it is the line's
+	// first sentence; answers keep it so that steps read as steps.
+	number string
 }
 
 // Generate answers query from results, which are in rank order. When no
@@ -118,7 +122,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 		info := candidateLineInfo(text)
 		for li, line := range lineSentences(text) {
-			for _, s := range line {
+			for si, s := range line {
 				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) {
 					continue // a PDF title, page header or table cell, not a statement
 				}
@@ -128,6 +132,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					terms: termSet(e.tok.Terms(s)),
 					item:  li < len(info) && info[li].item,
 				})
+				if si == 0 && li < len(info) {
+					cands[len(cands)-1].number = info[li].number
+				}
 				pos++
 			}
 		}
@@ -416,6 +423,9 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 			case lastRune(prev.text) < utf8.RuneSelf:
 				b.WriteString(" ")
 			}
+		}
+		if c.number != "" && (i == 0 || !continues(sorted[i-1], c)) {
+			b.WriteString(c.number + " ")
 		}
 		b.WriteString(c.text)
 		if i == len(sorted)-1 || !continues(c, sorted[i+1]) {

@@ -333,7 +333,8 @@ func TestExtractiveProcedureSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := []string{"申請者は「ログ削除申請書」", "情報セキュリティ部長の承認を得る。", "削除作業は申請者以外の管理者が実施し"}
+	// The steps keep their numbers.
+	steps := []string{"\n1. 申請者は「ログ削除申請書」", "\n2. 情報セキュリティ部長の承認を得る。", "\n3. 削除作業は申請者以外の管理者が実施し"}
 	last := -1
 	for _, s := range steps {
 		i := strings.Index(a.Text, s)

@@ -35,8 +35,9 @@ func candidateLines(text string) []string {
 // candLine is one line of candidateLines and whether it was a list item
 // (a bullet or a number opened it).
 type candLine struct {
-	text string
-	item bool
+	text   string
+	item   bool
+	number string // the item number as written ("1.", "(2)"), for numbered items
 }
 
 // candidateLineInfo is candidateLines with each line's list-item flag.
@@ -52,13 +53,17 @@ func candidateLineInfo(text string) []candLine {
 			continue // a table's header row labels columns; it states nothing
 		}
 		item := listItem.MatchString(line)
+		number := strings.TrimSpace(itemNumber.FindString(line))
 		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
 		if line != "" {
-			out = append(out, candLine{line, item})
+			out = append(out, candLine{line, item, number})
 		}
 	}
 	return out
 }
+
+// itemNumber matches the number that opens a numbered list item.
+var itemNumber = regexp.MustCompile(`^(?:\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`)
 
 // listItem matches a line opened by a bullet or an item number.
 var listItem = regexp.MustCompile(`^(?:[-*+・•]\s+|[・•]|\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`)
