@@ -406,6 +406,7 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 	support := map[int][]string{}
 	var ev []Evidence
 	var b strings.Builder
+	inList := false // the last line written was a numbered step
 	for i, c := range sorted {
 		n, ok := number[c.chunk]
 		if !ok {
@@ -415,17 +416,21 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 			ev = append(ev, Evidence{N: n, File: r.File, Page: r.Page, Heading: r.Heading, Score: r.Score})
 		}
 		support[c.chunk] = append(support[c.chunk], c.text)
+		newLine := i == 0 || !continues(sorted[i-1], c)
 		if i > 0 {
-			prev := sorted[i-1]
 			switch {
-			case !continues(prev, c):
+			case newLine && inList && c.number == "":
+				b.WriteString("\n\n") // a blank line ends the numbered list
+				inList = false
+			case newLine:
 				b.WriteString("\n")
-			case lastRune(prev.text) < utf8.RuneSelf:
+			case lastRune(sorted[i-1].text) < utf8.RuneSelf:
 				b.WriteString(" ")
 			}
 		}
-		if c.number != "" && (i == 0 || !continues(sorted[i-1], c)) {
+		if newLine && c.number != "" {
 			b.WriteString(c.number + " ")
+			inList = true
 		}
 		b.WriteString(c.text)
 		if i == len(sorted)-1 || !continues(c, sorted[i+1]) {

@@ -351,3 +351,20 @@ func TestExtractiveProcedureSteps(t *testing.T) {
 		t.Errorf("a factoid question got every step:\n%s", a.Text)
 	}
 }
+
+// TestComposeNumberedSteps: numbered steps keep their numbers, and a blank
+// line ends the list before a sentence that is not a step, so that Markdown
+// does not fold the sentence into the last step.
+func TestComposeNumberedSteps(t *testing.T) {
+	results := runbook()
+	picked := []*candidate{
+		{chunk: 0, pos: 1, line: 1, text: "端末を隔離する。", number: "1."},
+		{chunk: 0, pos: 2, line: 2, text: "証跡を保全する。", number: "2."},
+		{chunk: 1, pos: 0, line: 0, text: "監査ログは1年間保管する。"},
+	}
+	text, _, _ := compose(picked, results)
+	want := "1. 端末を隔離する。 [1]\n2. 証跡を保全する。 [1]\n\n監査ログは1年間保管する。 [2]"
+	if text != want {
+		t.Errorf("compose:\n got %q\nwant %q", text, want)
+	}
+}
