@@ -6,10 +6,15 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/bench"
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/eval/beir"
+	"github.com/shirube/shirube/internal/index"
 )
 
 // printReport prints a flat struct as "key: value" lines, or as JSON.
@@ -49,21 +54,25 @@ func newBenchCmd(g *globals) *cobra.Command {
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if sweep != "" {
-				return runSweep(cmd, dir, sweep, maxQ, jsonOut)
+			mo, err := benchIndexOptions(g.cfg)
+			if err != nil {
+				return err
 			}
-			if legs {
-				ds, ix, _, err := bench.LoadIndexed(cmd.Context(), dir)
-				if err != nil {
-					return err
-				}
+			ds, ix, took, err := bench.LoadIndexedWith(cmd.Context(), dir, mo)
+			if err != nil {
+				return err
+			}
+			switch {
+			case sweep != "":
+				return runSweep(cmd, ds, ix, took, dir, sweep, maxQ, jsonOut)
+			case legs:
 				rep, err := bench.Legs(cmd.Context(), ds, ix, maxQ)
 				if err != nil {
 					return err
 				}
 				return printReport(cmd.OutOrStdout(), rep, jsonOut)
 			}
-			rep, err := bench.BEIR(cmd.Context(), bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, MaxQueries: maxQ})
+			rep, err := bench.EvaluateIndex(cmd.Context(), ds, ix, took, bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, MaxQueries: maxQ})
 			if err != nil {
 				return err
 			}
@@ -76,6 +85,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().Float64Var(&weight, "bm25-weight", 0.6, "weight of the BM25 leg")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
 	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\"")
+	beirCmd.Flags().String("embedder", config.DefaultEmbedder, "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
+	beirCmd.Flags().String("index", config.DefaultIndexDir, "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
 	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
 	beirCmd.MarkFlagRequired("dir")
 
@@ -102,13 +113,24 @@ func newBenchCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// runSweep indexes a BEIR dataset once and evaluates several settings.
-func runSweep(cmd *cobra.Command, dir, spec string, maxQ int, asJSON bool) error {
-	ctx := cmd.Context()
-	ds, ix, took, err := bench.LoadIndexed(ctx, dir)
-	if err != nil {
-		return err
+// benchIndexOptions are the in-memory index settings of `bench beir`: the
+// default analyser, and the embedder the configuration names (the openai
+// one with its content-hash cache under the index folder).
+func benchIndexOptions(cfg config.Config) (index.MemoryOptions, error) {
+	mo := index.MemoryOptions{Analyzer: analysis.DefaultOptions(), Embedder: cfg.Embedder, EmbeddingModel: cfg.EmbeddingModel}
+	if cfg.Embedder == "openai" {
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return mo, err
+		}
+		mo.Remote = remote
 	}
+	return mo, nil
+}
+
+// runSweep evaluates several settings on one index of a BEIR dataset.
+func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix *index.Index, took time.Duration, dir, spec string, maxQ int, asJSON bool) error {
+	ctx := cmd.Context()
 	var reps []bench.BEIRReport
 	for _, item := range strings.Split(spec, ",") {
 		opt := bench.BEIROptions{Dir: dir, MaxQueries: maxQ, Mode: "hybrid", Fusion: "minmax", BM25Weight: 0.6}

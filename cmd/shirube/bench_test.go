@@ -145,3 +145,78 @@ func TestStatusZeroHit(t *testing.T) {
 		t.Errorf("status text:\n%s", out)
 	}
 }
+
+// TestBenchBEIROpenAIEmbedder runs `bench beir --embedder openai` against a
+// fake embeddings endpoint: the vector leg is the remote model's, every
+// text is embedded once (a second run reads the cache), and the sweep and
+// the leg comparison both run on that index.
+func TestBenchBEIROpenAIEmbedder(t *testing.T) {
+	offlineEnv(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data", "qrels"), 0o755)
+	files := map[string]string{
+		"corpus.jsonl": `{"_id":"a","title":"猫","text":"猫は夜行性の動物で、暗い場所でもよく見える目を持つ。"}
+{"_id":"b","title":"犬","text":"犬は嗅覚が非常に優れており、警察犬として活躍する。"}
+{"_id":"c","title":"鳥","text":"渡り鳥は季節によって長い距離を移動する。"}
+`,
+		"queries.jsonl":  `{"_id":"q1","text":"暗いところで目が利く動物"}` + "\n" + `{"_id":"q2","text":"においをかぎ分ける能力"}` + "\n",
+		"qrels/test.tsv": "query-id\tcorpus-id\tscore\nq1\ta\t1\nq2\tb\t1\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, "data", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A "semantic" fake: each text is mapped onto three concepts, so the
+	// vector leg finds what the words alone do not (におい ~ 嗅覚).
+	concepts := [][]string{{"猫", "夜行", "暗", "目"}, {"犬", "嗅覚", "におい", "かぎ"}, {"鳥", "渡り", "移動"}}
+	fake := llmtest.Embeddings(t, func(s string) []float64 {
+		v := make([]float64, len(concepts))
+		for i, words := range concepts {
+			for _, w := range words {
+				if strings.Contains(s, w) {
+					v[i]++
+				}
+			}
+		}
+		return v
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	cache := filepath.Join(dir, "cache")
+	args := []string{"bench", "beir", "--dir", filepath.Join(dir, "data"), "--embedder", "openai", "--index", cache, "--json"}
+	var reps []struct {
+		Mode string  `json:"mode"`
+		NDCG float64 `json:"ndcg@10"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(args, "--sweep", "vector,minmax:0.6")...)), &reps); err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != 2 || reps[0].Mode != "vector" || reps[0].NDCG != 1 || reps[1].NDCG != 1 {
+		t.Errorf("sweep with the remote embedder: %+v (the fake's concepts answer both queries)", reps)
+	}
+	embedded := 0
+	for _, b := range fake.Batches() {
+		embedded += len(b)
+	}
+	if embedded != 5 { // 3 documents, 2 queries
+		t.Errorf("%d texts embedded, want 5", embedded)
+	}
+	// Again, comparing the legs: documents come from the cache.
+	var legs struct {
+		Vector float64 `json:"vector_ndcg@10"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, append(args, "--legs")...)), &legs); err != nil {
+		t.Fatal(err)
+	}
+	embedded = 0
+	for _, b := range fake.Batches() {
+		embedded += len(b)
+	}
+	if legs.Vector != 1 || embedded != 5 {
+		t.Errorf("second run: vector nDCG %v, %d texts embedded in all (want 5: documents and queries cached)", legs.Vector, embedded)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "embed-cache.bin")); err != nil {
+		t.Errorf("embedding cache: %v", err)
+	}
+}

@@ -54,7 +54,7 @@ type BEIRReport struct {
 	Machine       Machine `json:"machine"`
 }
 
-// BEIROptions configure BEIR.
+// BEIROptions configure EvaluateIndex.
 type BEIROptions struct {
 	Dir        string
 	Mode       string // bm25, vector or hybrid
@@ -76,27 +76,25 @@ func DocChunks(ds *beir.Dataset) []chunk.Chunk {
 	return out
 }
 
-// LoadIndexed loads a BEIR dataset and indexes it in memory.
+// LoadIndexed loads a BEIR dataset and indexes it in memory with the
+// default analyser and the local embedder.
 func LoadIndexed(ctx context.Context, dir string) (*beir.Dataset, *index.Index, time.Duration, error) {
+	return LoadIndexedWith(ctx, dir, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+}
+
+// LoadIndexedWith loads a BEIR dataset and indexes it in memory with opt
+// (for example the openai embedder with a remote client).
+func LoadIndexedWith(ctx context.Context, dir string, opt index.MemoryOptions) (*beir.Dataset, *index.Index, time.Duration, error) {
 	ds, err := loadDataset(dir)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	start := time.Now()
-	ix, err := index.FromChunks(ctx, DocChunks(ds), index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	ix, err := index.FromChunks(ctx, DocChunks(ds), opt)
 	if err != nil {
 		return nil, nil, 0, err
 	}
 	return ds, ix, time.Since(start), nil
-}
-
-// BEIR indexes a BEIR dataset and evaluates every query that has qrels.
-func BEIR(ctx context.Context, opt BEIROptions) (BEIRReport, error) {
-	ds, ix, took, err := LoadIndexed(ctx, opt.Dir)
-	if err != nil {
-		return BEIRReport{}, err
-	}
-	return EvaluateIndex(ctx, ds, ix, took, opt)
 }
 
 // EvaluateIndex runs the queries of ds against an index built from it.

@@ -345,3 +345,78 @@ func stream(w http.ResponseWriter, provider string, r Reply) {
 		quote(r.Model), r.PromptTokens, r.CompletionTokens, r.PromptTokens+r.CompletionTokens))
 	send("data: [DONE]")
 }
+
+// EmbeddingServer is a fake OpenAI-compatible embeddings server answering
+// POST /v1/embeddings with vector(input) for every input, in the wire
+// format of the embeddings API (items listed in reverse order, as a check
+// that clients use "index").
+type EmbeddingServer struct {
+	*httptest.Server
+	t      testing.TB
+	vector func(input string) []float64
+
+	mu     sync.Mutex
+	inputs [][]string
+}
+
+// Embeddings starts a fake embeddings server. It is closed when the test
+// ends.
+func Embeddings(t testing.TB, vector func(input string) []float64) *EmbeddingServer {
+	t.Helper()
+	s := &EmbeddingServer{t: t, vector: vector}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// BaseURL is the API base URL (OPENAI_API_BASE).
+func (s *EmbeddingServer) BaseURL() string { return s.URL + "/v1" }
+
+// Batches returns the inputs of every request so far.
+func (s *EmbeddingServer) Batches() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]string(nil), s.inputs...)
+}
+
+func (s *EmbeddingServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/embeddings" {
+		s.t.Errorf("llmtest: request %s %s; want POST /v1/embeddings", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	raw, _ := io.ReadAll(r.Body)
+	if err := json.Unmarshal(raw, &req); err != nil {
+		s.t.Errorf("llmtest: embeddings body is not JSON: %v", err)
+	}
+	var inputs []string
+	if err := json.Unmarshal(req.Input, &inputs); err != nil {
+		var one string
+		if json.Unmarshal(req.Input, &one) == nil {
+			inputs = []string{one}
+		}
+	}
+	s.mu.Lock()
+	s.inputs = append(s.inputs, inputs)
+	s.mu.Unlock()
+	type item struct {
+		Object    string    `json:"object"`
+		Index     int       `json:"index"`
+		Embedding []float64 `json:"embedding"`
+	}
+	resp := struct {
+		Object string         `json:"object"`
+		Data   []item         `json:"data"`
+		Model  string         `json:"model"`
+		Usage  map[string]int `json:"usage"`
+	}{Object: "list", Model: req.Model, Usage: map[string]int{"prompt_tokens": len(inputs), "total_tokens": len(inputs)}}
+	for i := len(inputs) - 1; i >= 0; i-- {
+		resp.Data = append(resp.Data, item{"embedding", i, s.vector(inputs[i])})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
