@@ -234,7 +234,8 @@ type Statement struct {
 	// [1] stands for both).
 	Inherited bool
 
-	raw string // the statement as written, citations included
+	raw   string // the statement as written, citations included
+	start int    // byte offset of raw in its line
 }
 
 // SplitClaims splits answer text into statements: one per sentence
@@ -244,14 +245,23 @@ type Statement struct {
 // an answer's heading lines are dropped.
 func SplitClaims(text string) []Statement {
 	var out []Statement
-	for li, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
+	for li, orig := range strings.Split(text, "\n") {
+		// line is orig without surrounding space and list bullet; off is
+		// where it starts in orig.
+		line := strings.TrimLeftFunc(orig, unicode.IsSpace)
+		off := len(orig) - len(line)
+		line = strings.TrimRightFunc(line, unicode.IsSpace)
 		if line == "" || headingLine.MatchString(line) {
 			continue
 		}
-		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
+		if loc := bulletPrefix.FindStringIndex(line); loc != nil {
+			line, off = line[loc[1]:], off+loc[1]
+		}
+		rest := strings.TrimLeftFunc(line, unicode.IsSpace)
+		line, off = rest, off+len(line)-len(rest)
 		first := len(out)
-		for _, sent := range splitKeepingCitations(line) {
+		for _, sp := range splitKeepingCitations(line) {
+			sent, start := line[sp[0]:sp[1]], off+sp[0]
 			// Leading citations close the previous statement of this line.
 			for {
 				loc := citation.FindStringSubmatchIndex(sent)
@@ -261,17 +271,17 @@ func SplitClaims(text string) []Statement {
 				if len(out) > first {
 					out[len(out)-1].Cited = addCites(out[len(out)-1].Cited, sent[loc[2]:loc[3]])
 				}
-				sent = sent[loc[1]:]
+				sent, start = sent[loc[1]:], start+loc[1]
 			}
 			var cited []int
 			for _, m := range citation.FindAllStringSubmatch(sent, -1) {
 				cited = addCites(cited, m[1])
 			}
-			plain := strings.TrimSpace(citation.ReplaceAllString(sent, ""))
+			plain := strings.TrimSpace(stripCitations(sent))
 			if !hasWordRune(plain) {
 				continue
 			}
-			out = append(out, Statement{Text: plain, Cited: cited, Line: li, raw: sent})
+			out = append(out, Statement{Text: plain, Cited: cited, Line: li, raw: sent, start: start})
 		}
 		// A run of sentences closed by one citation shares it.
 		var carry []int
@@ -286,16 +296,38 @@ func SplitClaims(text string) []Statement {
 	return out
 }
 
-// removeStatements returns text without the statements drop selects. A
-// dropped statement's citations stay when a kept statement before it on the
-// same line shares them, so that statement keeps its support; a line left
-// with nothing but a bullet goes.
+// stripCitations removes citation markers from s, again until none is
+// left: removing 「[0]」 from 「[[0]0]」 makes a new one. Every pass that
+// changes s shortens it, so the loop ends.
+func stripCitations(s string) string {
+	for {
+		t := citation.ReplaceAllString(s, "")
+		if t == s {
+			return t
+		}
+		s = t
+	}
+}
+
+// removeStatements returns text without the statements drop selects, each
+// cut out at its own place in its line. A dropped statement's citations
+// stay when a kept statement before it on the same line shares them, so
+// that statement keeps its support; a line left with nothing but a bullet
+// goes.
 func removeStatements(text string, stmts []Statement, drop func(i int) bool) string {
 	lines := strings.Split(text, "\n")
 	gone := make([]bool, len(lines))
-	for i, st := range stmts {
+	// Right to left, so that the places of the statements still to cut
+	// stay valid.
+	for i := len(stmts) - 1; i >= 0; i-- {
+		st := stmts[i]
 		if !drop(i) || st.Line >= len(lines) {
 			continue
+		}
+		l := lines[st.Line]
+		end := st.start + len(st.raw)
+		if st.start < 0 || end > len(l) || l[st.start:end] != st.raw {
+			continue // not the text the statements were split from
 		}
 		keep := ""
 		if i > 0 && stmts[i-1].Line == st.Line && stmts[i-1].Inherited && !drop(i-1) {
@@ -303,9 +335,11 @@ func removeStatements(text string, stmts []Statement, drop func(i int) bool) str
 				keep += m
 			}
 		}
-		lines[st.Line] = strings.Replace(lines[st.Line], st.raw, keep, 1)
-		if !hasWordRune(bulletPrefix.ReplaceAllString(citation.ReplaceAllString(strings.TrimSpace(lines[st.Line]), ""), "")) {
-			gone[st.Line] = true
+		lines[st.Line] = l[:st.start] + keep + l[end:]
+	}
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" && !hasWordRune(bulletPrefix.ReplaceAllString(citation.ReplaceAllString(strings.TrimSpace(l), ""), "")) {
+			gone[i] = true
 		}
 	}
 	var out []string
@@ -317,10 +351,11 @@ func removeStatements(text string, stmts []Statement, drop func(i int) bool) str
 	return strings.TrimSpace(strings.Join(out, "\n"))
 }
 
-// splitKeepingCitations splits a line after each sentence end, keeping a
-// citation group that directly follows the end with the sentence it closes.
-func splitKeepingCitations(line string) []string {
-	var out []string
+// splitKeepingCitations returns the byte spans of the sentences of line:
+// it cuts after each sentence end, keeping a citation group that directly
+// follows the end with the sentence it closes.
+func splitKeepingCitations(line string) [][2]int {
+	var out [][2]int
 	start := 0
 	for i := 0; i < len(line); {
 		r, size := utf8.DecodeRuneInString(line[i:])
@@ -338,11 +373,11 @@ func splitKeepingCitations(line string) []string {
 			}
 			i += loc[1]
 		}
-		out = append(out, line[start:i])
+		out = append(out, [2]int{start, i})
 		start = i
 	}
 	if start < len(line) {
-		out = append(out, line[start:])
+		out = append(out, [2]int{start, len(line)})
 	}
 	return out
 }

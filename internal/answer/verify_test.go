@@ -48,8 +48,12 @@ func TestSplitClaims(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := SplitClaims(tt.text)
-			for i := range got {
-				got[i].raw = ""
+			lines := strings.Split(tt.text, "\n")
+			for i, st := range got {
+				if l := lines[st.Line]; l[st.start:st.start+len(st.raw)] != st.raw {
+					t.Errorf("statement %d: raw %q is not at byte %d of %q", i, st.raw, st.start, l)
+				}
+				got[i].raw, got[i].start = "", 0
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("SplitClaims(%q)\n got %+v\nwant %+v", tt.text, got, tt.want)
@@ -132,6 +136,9 @@ func FuzzSplitClaims(f *testing.F) {
 			if st.Line < 0 || st.Line > strings.Count(text, "\n") {
 				t.Fatalf("line %d out of range", st.Line)
 			}
+			if l := strings.Split(text, "\n")[st.Line]; st.start < 0 || st.start+len(st.raw) > len(l) || l[st.start:st.start+len(st.raw)] != st.raw {
+				t.Fatalf("raw %q is not at byte %d of line %q", st.raw, st.start, l)
+			}
 		}
 	})
 }
@@ -156,5 +163,36 @@ func TestVerifyClaimsBracketedText(t *testing.T) {
 	v := VerifyClaims("$_.Properties[0].Value を確認し、ロックアウト元の端末を特定する。 [1]", ev, tok, 0)
 	if len(v.Claims) != 1 || !reflect.DeepEqual(v.Claims[0].Cited, []int{1}) || v.CitationPrecision != 1 {
 		t.Errorf("[0] names no evidence and is not a citation: %+v, precision %v", v.Claims, v.CitationPrecision)
+	}
+}
+
+// FuzzVerifyClaims checks the claim check on arbitrary answer text: rates
+// stay in [0, 1], and taking the unsupported claims out never panics,
+// never adds text and leaves no unsupported claim behind.
+func FuzzVerifyClaims(f *testing.F) {
+	for _, s := range []string{"端末を隔離する。[1]翌日に廃棄する。[1]", "- 30分以内に報告する [2]\n1. 隔離 [1]", "A. B [3]. [1]", "[1][1]。。", "x\n\n- [2]"} {
+		f.Add(s)
+	}
+	ev := map[int]string{1: "感染端末はネットワークから隔離する。30分以内にSOCへ報告する。", 2: "ログは1年間保管する。"}
+	f.Fuzz(func(t *testing.T, text string) {
+		v := VerifyClaims(text, ev, bigrams{}, 0)
+		if v.SupportedRate < 0 || v.SupportedRate > 1 || v.CitationPrecision < 0 || v.CitationPrecision > 1 {
+			t.Fatalf("rates %v, %v", v.SupportedRate, v.CitationPrecision)
+		}
+		out := v.WithoutUnsupported(text)
+		if len(out) > len(text) {
+			t.Fatalf("WithoutUnsupported grew %q into %q", text, out)
+		}
+		if len(v.Unsupported()) > 0 {
+			if again := VerifyClaims(out, ev, bigrams{}, 0); len(again.Unsupported()) > 0 && again.Unsupported()[0].Text == v.Unsupported()[0].Text {
+				t.Fatalf("claim %q still in %q", v.Unsupported()[0].Text, out)
+			}
+		}
+	})
+}
+
+func TestStripCitationsNested(t *testing.T) {
+	if got := stripCitations("手順 [[[1]2]3] です"); got != "手順 です" {
+		t.Errorf("stripCitations = %q", got)
 	}
 }
