@@ -444,3 +444,19 @@ func FuzzOfflineJudge(f *testing.F) {
 		}
 	})
 }
+
+func TestNormalizePath(t *testing.T) {
+	for in, want := range map[string]string{
+		`.\database\a\page_001.md`:    "database/a/page_001.md",
+		" ./database//a/page_001.md ": "database/a/page_001.md",
+		`.\ ./x.md`:                   "x.md", // stripping "./" exposes a space, then another "./"
+		"":                            "",
+	} {
+		if got := NormalizePath(in); got != want {
+			t.Errorf("NormalizePath(%q) = %q; want %q", in, got, want)
+		}
+		if again := NormalizePath(NormalizePath(in)); again != NormalizePath(in) {
+			t.Errorf("NormalizePath is not idempotent on %q: %q", in, again)
+		}
+	}
+}

@@ -10,12 +10,21 @@ import (
 // `\` into `/`, removes leading "./", collapses repeated slashes and applies
 // NFC (macOS writes Japanese file names decomposed). Case is kept.
 func NormalizePath(p string) string {
-	p = trimSpace(strings.ReplaceAll(p, `\`, "/"))
-	for strings.Contains(p, "//") {
-		p = strings.ReplaceAll(p, "//", "/")
-	}
-	for strings.HasPrefix(p, "./") {
-		p = p[2:]
+	p = strings.ReplaceAll(p, `\`, "/")
+	// Until nothing changes: stripping "./" can expose spaces (「./ a」)
+	// and trimming them can expose another "./".
+	for {
+		q := trimSpace(p)
+		for strings.Contains(q, "//") {
+			q = strings.ReplaceAll(q, "//", "/")
+		}
+		for strings.HasPrefix(q, "./") {
+			q = q[2:]
+		}
+		if q == p {
+			break
+		}
+		p = q
 	}
 	return norm.NFC.String(p)
 }
