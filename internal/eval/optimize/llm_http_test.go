@@ -3,7 +3,6 @@ package optimize
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -54,47 +53,12 @@ const (
 
 // newSOCTree builds a small SOC database under a temp root.
 func newSOCTree(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, body := range map[string]string{
+	return writeTree(t, map[string]string{
 		httpMissedA: "# ログ保存期間\n監査ログは1年間保存する。",
 		httpMissedB: "# VPN\n無操作が30分続くと切断される。",
 		"database/インシデント対応/概要/page_001.md":     "# インシデント対応の概要",
 		"database/runbooks/backup/page_003.md": "# バックアップ",
-	} {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
-
-// treeOf maps every path under dir (relative, slash-separated) to its
-// content, "/" for folders.
-func treeOf(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			m[filepath.ToSlash(rel)] = "/"
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		m[filepath.ToSlash(rel)] = string(b)
-		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // TestLLMProposerOverHTTP drives LLMProposer through the real OpenAI client
@@ -178,7 +142,7 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 				// The parent of root's parent is where "../../etc" from
 				// the scope would land.
 				escape := filepath.Join(filepath.Dir(root), "etc")
-				before := treeOf(t, root)
+				before := treeOf(t, root, ".")
 				srv := newProposerServer(t, func(string) string {
 					b, _ := json.Marshal(map[string]string{"folder": folder, "reason": "外に置く"})
 					return string(b)
@@ -204,7 +168,7 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 				if log.String() != "row 1: "+st+"\n" {
 					t.Errorf("log %q; want the one line %q", log.String(), "row 1: "+st)
 				}
-				if after := treeOf(t, root); !reflect.DeepEqual(after, before) {
+				if after := treeOf(t, root, "."); !reflect.DeepEqual(after, before) {
 					t.Errorf("root changed:\n%v\nwant\n%v", after, before)
 				}
 				if _, err := os.Stat(escape); err == nil {

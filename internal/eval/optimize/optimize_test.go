@@ -24,13 +24,19 @@ const missedPage = "database/冷蔵庫/r_h54xg_b/操作と機能/page_008.md"
 
 // newTree builds a small database under a temp root.
 func newTree(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, body := range map[string]string{
+	return writeTree(t, map[string]string{
 		missedPage: "# 温度設定\n設定ボタンを押す。",
 		"database/冷蔵庫/r_h54xg_b/お手入れ/page_010.md": "# お手入れ",
 		"database/温度設定/page_001.md":               "# 温度設定の概要",
-	} {
+	})
+}
+
+// writeTree writes files (slash-separated paths → content) under a new temp
+// root and returns the root.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, body := range files {
 		full := filepath.Join(root, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			t.Fatal(err)
@@ -42,11 +48,15 @@ func newTree(t *testing.T) string {
 	return root
 }
 
-// snapshot maps every path under root to its content ("/" for folders).
-func snapshot(t *testing.T, root string) map[string]string {
+// snapshot maps every path under root/database to its content.
+func snapshot(t *testing.T, root string) map[string]string { return treeOf(t, root, "database") }
+
+// treeOf maps every path under root/sub (relative to root, slash-separated)
+// to its content, "/" for folders.
+func treeOf(t *testing.T, root, sub string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	err := filepath.WalkDir(filepath.Join(root, "database"), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(root, sub), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
