@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -11,31 +11,18 @@ import (
 	"testing"
 
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/llmtest"
 )
 
-// auditLines reads every line of the audit logs under dir.
-func auditLines(t *testing.T, dir string) []map[string]any {
+// auditLines reads every entry of the audit logs under dir.
+func auditLines(t *testing.T, dir string) []auditlog.Entry {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "query_*.jsonl"))
-	var out []map[string]any
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("audit line is not JSON: %v", err)
-			}
-			out = append(out, m)
-		}
-		fh.Close()
+	es, err := auditlog.ReadAll(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return es
 }
 
 // fakeOpenAIReply answers like OpenAI: the first request gets a 429 with
@@ -83,8 +70,8 @@ func TestAskOfflineAndAudit(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
-	if lines[2]["flags"].(map[string]any)["dangerous_operation"] != true {
-		t.Errorf("danger flag not logged: %v", lines[2]["flags"])
+	if !lines[2].Flags.DangerousOperation {
+		t.Errorf("danger flag not logged: %+v", lines[2].Flags)
 	}
 }
 
@@ -155,9 +142,8 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
-	tu := lines[0]["token_usage"].(map[string]any)
-	if tu["prompt_tokens"].(float64) != 1600 || tu["total_tokens"].(float64) != 1700 || lines[0]["cost_usd"].(float64) <= 0 {
-		t.Errorf("audit line usage %v cost %v", tu, lines[0]["cost_usd"])
+	if tu := lines[0].TokenUsage; tu.PromptTokens != 1600 || tu.TotalTokens != 1700 || lines[0].CostUSD <= 0 {
+		t.Errorf("audit line usage %+v cost %v", tu, lines[0].CostUSD)
 	}
 	// No secret reaches the log.
 	raw, _ := os.ReadFile(filepath.Join(ws, "logs", filepath.Base(mustGlob(t, filepath.Join(ws, "logs", "*.jsonl")))))

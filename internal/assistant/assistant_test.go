@@ -1,9 +1,7 @@
 package assistant_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,27 +67,13 @@ func newAssistant(t *testing.T, logDir string) *assistant.Assistant {
 	})
 }
 
-func readLog(t *testing.T, dir string) []map[string]any {
+func readLog(t *testing.T, dir string) []auditlog.Entry {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "query_*.jsonl"))
-	var out []map[string]any
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatalf("bad log line: %v", err)
-			}
-			out = append(out, m)
-		}
-		fh.Close()
+	es, err := auditlog.ReadAll(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return es
 }
 
 func TestAskGuardrails(t *testing.T) {
@@ -143,16 +127,14 @@ func TestAskGuardrails(t *testing.T) {
 		t.Fatalf("%d audit lines, want %d", len(lines), len(tests))
 	}
 	for i, l := range lines {
-		if l["session_id"] != "test_session" || l["query"] != tests[i].query {
-			t.Errorf("line %d: %v", i, l)
+		if l.SessionID != "test_session" || l.Query != tests[i].query {
+			t.Errorf("line %d: %+v", i, l)
 		}
-		flags := l["flags"].(map[string]any)
-		if flags["dangerous_operation"] != tests[i].flags.DangerousOperation {
-			t.Errorf("line %d flags %v", i, flags)
+		if l.Flags.DangerousOperation != tests[i].flags.DangerousOperation {
+			t.Errorf("line %d flags %+v", i, l.Flags)
 		}
-		cfg := l["search_config"].(map[string]any)
-		if cfg["k"].(float64) != 4 || cfg["bm25_weight"].(float64) != 0.6 || cfg["vector_weight"].(float64) != 0.4 {
-			t.Errorf("line %d search_config %v", i, cfg)
+		if c := l.SearchConfig; c.K != 4 || c.BM25Weight != 0.6 || c.VectorWeight != 0.4 {
+			t.Errorf("line %d search_config %+v", i, c)
 		}
 	}
 }
@@ -177,7 +159,7 @@ func TestAskFollowUp(t *testing.T) {
 		t.Errorf("rewritten follow-up judged ambiguous")
 	}
 	lines := readLog(t, logs)
-	if got := lines[len(lines)-1]["rewritten_query"]; got != rep.RewrittenQuery {
+	if got := lines[len(lines)-1].RewrittenQuery; got != rep.RewrittenQuery {
 		t.Errorf("log rewritten_query %v, want %q", got, rep.RewrittenQuery)
 	}
 	if len(s.History()) != 4 {

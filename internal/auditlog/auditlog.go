@@ -304,3 +304,14 @@ func Read(ctx context.Context, dir string, fn func(Entry) error) (skipped int, e
 	}
 	return skipped, nil
 }
+
+// ReadAll returns every entry of the daily files in dir (see Read). A line
+// that is not an entry is an error here, naming how many there were.
+func ReadAll(ctx context.Context, dir string) ([]Entry, error) {
+	var out []Entry
+	skipped, err := Read(ctx, dir, func(e Entry) error { out = append(out, e); return nil })
+	if err == nil && skipped > 0 {
+		err = fmt.Errorf("audit log %s: %d lines are not entries", cmp.Or(dir, DefaultDir), skipped)
+	}
+	return out, err
+}

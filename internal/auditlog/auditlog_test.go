@@ -376,6 +376,9 @@ func TestRead(t *testing.T) {
 	if want := []string{"一日目の質問", "一日目の二問目", "二日目の質問"}; !slices.Equal(got, want) {
 		t.Errorf("queries %q; want %q (oldest day first)", got, want)
 	}
+	if es, err := ReadAll(context.Background(), dir); len(es) != 3 || err == nil || !strings.Contains(err.Error(), "1 lines are not entries") {
+		t.Errorf("ReadAll with a torn line: %d entries, %v", len(es), err)
+	}
 	if n, err := Read(context.Background(), filepath.Join(dir, "missing"), func(Entry) error { return nil }); n != 0 || err != nil {
 		t.Errorf("missing dir: %d, %v", n, err)
 	}
