@@ -2,30 +2,15 @@ package answer
 
 import (
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/shirube/shirube/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestRenderText(t *testing.T) {
@@ -60,7 +45,7 @@ func TestRenderText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			golden(t, tt.name, RenderText(tt.a, tt.flags))
+			checkGolden(t, tt.name, RenderText(tt.a, tt.flags))
 		})
 	}
 }

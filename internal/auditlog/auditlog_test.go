@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,9 +15,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 // seedEntry is the example of seed 002 §6.1.
 func seedEntry() Entry {
@@ -57,19 +56,7 @@ func TestSchemaGolden(t *testing.T) {
 		b.Write(line)
 	}
 	got := b.String()
-	path := filepath.Join("testdata", "schema.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("schema differs:\n got:\n%s\nwant:\n%s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "schema.golden.jsonl"), []byte(got))
 
 	// The seed's field order, independent of the golden file.
 	wantKeys := []string{"timestamp", "session_id", "query", "search_results", "answer", "processing_time_sec", "token_usage", "cost_usd", "search_config", "flags"}

@@ -2,16 +2,15 @@ package chunk
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 func TestSections(t *testing.T) {
 	tests := []struct {
@@ -194,19 +193,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			golden := strings.TrimSuffix(f, ".md") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("chunks differ from %s (run with -update to accept):\n%s", golden, got)
-			}
+			golden.Check(t, strings.TrimSuffix(f, ".md")+".golden", got)
 		})
 	}
 }

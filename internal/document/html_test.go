@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +13,9 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/encoding/unicode"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 const lawDataset = "../../../shared/datasets/law-html-ja"
 
@@ -268,16 +267,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if *update {
-				must(t, os.WriteFile(tc.golden, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(tc.golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s (run with -update after checking):\n%s", tc.golden, got)
-			}
+			golden.Check(t, tc.golden, []byte(got))
 			for _, gone := range []string{"trackPageView", "SOCポータル トップ", "この表へのご意見", "JavaScript を有効に", "border-collapse"} {
 				if strings.Contains(got, gone) {
 					t.Errorf("output keeps %q", gone)

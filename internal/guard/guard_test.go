@@ -1,15 +1,13 @@
 package guard
 
 import (
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 func TestDangerousKeywordsList(t *testing.T) {
 	want := []string{
@@ -152,19 +150,7 @@ func TestTemplatesGolden(t *testing.T) {
 		"insufficient_evidence.golden": InsufficientEvidenceResponse,
 		"ambiguous_query.golden":       AmbiguousQueryResponse,
 	} {
-		path := filepath.Join("testdata", name)
-		if *update {
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if text != string(want) {
-			t.Errorf("%s:\n got %q\nwant %q", name, text, want)
-		}
+		golden.Check(t, filepath.Join("testdata", name), []byte(text))
 	}
 }
 

@@ -3,18 +3,16 @@ package llm
 import (
 	"context"
 	"errors"
-	"flag"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 // client is what both providers offer.
 type client interface {
@@ -651,7 +649,7 @@ func TestErrorMessages(t *testing.T) {
 	} {
 		b.WriteString(tc.name + ": " + tc.fn().Error() + "\n")
 	}
-	golden(t, "errors.golden", b.String())
+	checkGolden(t, "errors.golden", b.String())
 }
 
 func TestLocalServerWithoutKey(t *testing.T) {
@@ -666,22 +664,7 @@ func TestLocalServerWithoutKey(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test -update after checking):\n got:\n%s\nwant:\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -16,9 +15,8 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // fixedNow is the clock of every test: file names end in 20250102_030405.
 func fixedNow() time.Time { return time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC) }
@@ -68,21 +66,9 @@ func readOutput(t *testing.T, path string) ([]string, [][]string) {
 	return h, rows
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update to accept):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // TestRunEndToEnd evaluates four rows whose metrics are worked out by hand
@@ -201,9 +187,9 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 	out, _ := os.ReadFile(res.Output)
-	golden(t, "e2e_results.golden.csv", string(out))
+	checkGolden(t, "e2e_results.golden.csv", string(out))
 	s, _ := os.ReadFile(res.Summary)
-	golden(t, "e2e_summary.golden.csv", string(s))
+	checkGolden(t, "e2e_summary.golden.csv", string(s))
 	// The failed row keeps the checkpoint for a resumed retry.
 	if _, err := os.Stat(checkpointPath(filepath.Join(dir, "results"), "qa")); err != nil {
 		t.Errorf("checkpoint removed although a row failed: %v", err)

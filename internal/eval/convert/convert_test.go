@@ -3,15 +3,14 @@ package convert
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"github.com/shirube/shirube/internal/golden"
+)
 
 func TestParse(t *testing.T) {
 	tests := []struct {
@@ -152,19 +151,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "rag_answers.golden.csv")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s:\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "rag_answers.golden.csv"), got)
 }
 
 func TestRunLatin1(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"image/color"
 	"image/png"
 	"os"
@@ -17,11 +16,10 @@ import (
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // scripted answers each question with its scripted replies in turn,
 // cycling; a question without a script fails.
@@ -239,22 +237,7 @@ func TestMarkdownGolden(t *testing.T) {
 	rep := runFixture(t)
 	rep.CasesFile = "eval/cases.json"
 	got := Markdown(rep)
-	p := filepath.Join("testdata", "report.golden.md")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("Markdown differs (run go test -update if intended)\n--- got\n%s\n--- want\n%s", got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "report.golden.md"), []byte(got))
 	written, err := os.ReadFile(rep.MarkdownPath)
 	if err != nil {
 		t.Fatal(err)

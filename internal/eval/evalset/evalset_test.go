@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,11 +15,10 @@ import (
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // fakeAsker answers from a table keyed by query; unknown queries fail.
 type fakeAsker struct {
@@ -483,7 +481,7 @@ func TestJudgePromptGolden(t *testing.T) {
 		{N: 1, File: "database/runbooks/log_retention/page_001.md", Heading: "ログ保管・管理規程 > 5. ログおよび証跡の削除", Score: 0.8512, Excerpt: "保管期間内のログ・監査証跡は削除してはならない。"},
 		{N: 2, File: "database/runbooks/incident_response/page_001.md", Score: 0.5, Excerpt: "ログや証跡の削除は..."},
 	})
-	golden(t, "judge_prompt.golden", got)
+	checkGolden(t, "judge_prompt.golden", got)
 	if empty := JudgePrompt("q", "a", nil); !strings.Contains(empty, "【引用元】\n(引用なし)\n") {
 		t.Errorf("prompt without citations:\n%s", empty)
 	}
@@ -541,7 +539,7 @@ func TestResultsGolden(t *testing.T) {
 	}
 	got := strings.ReplaceAll(string(data), filepath.ToSlash(res.Dataset), "DATASET")
 	got = strings.ReplaceAll(got, res.Dataset, "DATASET")
-	golden(t, "results.golden.json", got)
+	checkGolden(t, "results.golden.json", got)
 }
 
 // TestShippedDataset checks eval/eval_dataset.json: it loads without
@@ -568,24 +566,9 @@ func TestShippedDataset(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run go test -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func FuzzParse(f *testing.F) {

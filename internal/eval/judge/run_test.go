@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/llm"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // fake is a scripted Completer. reply gets the question text of an
 // evaluation request ("" for the connectivity check) and how many times
@@ -185,19 +183,7 @@ func TestRunGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "precision_scores.golden.csv")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s:\n%s", golden, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "precision_scores.golden.csv"), got)
 	text := out.String()
 	for _, w := range []string{
 		"Files found:", "questions.csv: 3 questions", "Questions to evaluate: 3", "Random seed: 1",

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,9 +15,8 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const (
 	examplesData = "../../../examples/data"
@@ -149,19 +147,7 @@ func TestGenerateOfflineExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "examples.golden.csv")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (examples/data changed? run go test -update and review the diff)", golden)
-	}
+	golden.Check(t, filepath.Join("testdata", "examples.golden.csv"), got)
 }
 
 func TestGenerateSeedChangesChoices(t *testing.T) {
