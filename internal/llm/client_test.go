@@ -549,7 +549,7 @@ func TestCancel(t *testing.T) {
 			arrived := make(chan struct{})
 			c := p.newFunc(t, srv.URL, testCfg{sleep: func(ctx context.Context, d time.Duration) error {
 				close(arrived)
-				return sleepCtx(ctx, d)
+				return Sleep(ctx, d)
 			}})
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() { <-arrived; cancel() }()

@@ -27,8 +27,9 @@ const (
 // inject one that records d and returns at once.
 type SleepFunc func(ctx context.Context, d time.Duration) error
 
-// sleepCtx is the real SleepFunc.
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx ends, whichever comes first: the real
+// SleepFunc (a d of zero or less only checks ctx).
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -102,7 +103,7 @@ func newRetryPolicy(maxRetries int, baseDelay, timeout time.Duration, sleep Slee
 		p.timeout = DefaultTimeout
 	}
 	if p.sleep == nil {
-		p.sleep = sleepCtx
+		p.sleep = Sleep
 	}
 	return p
 }

@@ -180,7 +180,7 @@ func (o *Options) normalize() error {
 		o.Delay = DefaultDelay
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = llm.Sleep
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -195,18 +195,6 @@ func (o *Options) normalize() error {
 		}
 	}
 	return nil
-}
-
-// sleep is the real Options.Sleep.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // path resolves p against Options.Dir.
