@@ -99,6 +99,7 @@ func TestEvalCommands(t *testing.T) {
 	t.Run("OptimizeNeedsInput", func(t *testing.T) { workspace(t, fixture); testOptimizeNeedsInput(t) })
 	t.Run("Questions", func(t *testing.T) { testQuestions(t, workspace(t, fixture)) })
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
+	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
 	t.Run("DiffEval", func(t *testing.T) { workspace(t, fixture); testDiffEval(t) })
 }
 
@@ -319,6 +320,57 @@ func testEvalDataset(t *testing.T, repo string) {
 	var ec exitCode
 	if !errors.As(err, &ec) || ec.code != 1 || !strings.Contains(ec.msg, "FAIL") {
 		t.Errorf("failing dataset: err %v, want exit code 1 with FAIL", err)
+	}
+}
+
+// testEvalJudgeDown: eval --judge llm against a fake OpenAI server whose
+// every judge call fails with HTTP 500. The answers come from the same
+// server; the run must end with ExitJudgeFailed, not PASS.
+func testEvalJudgeDown(t *testing.T, repo string) {
+	b, err := os.ReadFile(filepath.Join(repo, "eval", "eval_dataset.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll("eval", 0o755)
+	os.WriteFile("eval/eval_dataset.json", b, 0o644)
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.User, "SOC運用RAGシステムの評価者") {
+			return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "judge overloaded"}
+		}
+		return fakeOpenAIReply(r)
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	_, _, err = run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != ExitJudgeFailed || !strings.Contains(ec.msg, "LLM judge") || !strings.Contains(ec.msg, "judge overloaded") {
+		t.Fatalf("eval with the judge down: err %v; want exit %d naming the judge failure", err, ExitJudgeFailed)
+	}
+	matches, _ := filepath.Glob("eval/evaluation_results_*.json")
+	if len(matches) != 1 {
+		t.Fatalf("results files %v, want one", matches)
+	}
+	var res struct {
+		Verdict     string `json:"verdict"`
+		Judged      int    `json:"judged"`
+		JudgeFailed int    `json:"judge_failed"`
+		Total       int    `json:"total"`
+		Cases       []struct {
+			ScoredBy string `json:"scored_by"`
+			Passed   bool   `json:"passed"`
+		} `json:"cases"`
+	}
+	jb, _ := os.ReadFile(matches[0])
+	if err := json.Unmarshal(jb, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "ERROR" || res.Judged != 0 || res.JudgeFailed != res.Total || res.Total == 0 {
+		t.Errorf("results: verdict %s, judged %d, judge_failed %d of %d", res.Verdict, res.Judged, res.JudgeFailed, res.Total)
+	}
+	for i, c := range res.Cases {
+		if c.ScoredBy != "deterministic-fallback" || c.Passed {
+			t.Errorf("case %d scored by %q, passed %t", i, c.ScoredBy, c.Passed)
+		}
 	}
 }
 
