@@ -87,7 +87,7 @@ type Result struct {
 	Fallback    int    `json:"fallback"`
 	Passed      bool   `json:"passed"`
 	Verdict     string `json:"verdict"` // VerdictPass, VerdictFail or VerdictError
-	Path             string             `json:"-"`       // the results file written
+	Path        string `json:"-"`       // the results file written
 }
 
 // CaseResult is the outcome of one case.
@@ -105,10 +105,10 @@ type CaseResult struct {
 	JudgeError         string       `json:"judge_error,omitempty"`
 	// ScoredBy names what produced Score: the judge model, JudgeDeterministic
 	// (offline run), JudgeFallback (the judge failed) or JudgeNone.
-	ScoredBy string `json:"scored_by"`
-	Score              float64      `json:"score"`
-	Passed             bool         `json:"passed"`
-	Error              string       `json:"error,omitempty"` // the Asker failed; the case scores 0
+	ScoredBy string  `json:"scored_by"`
+	Score    float64 `json:"score"`
+	Passed   bool    `json:"passed"`
+	Error    string  `json:"error,omitempty"` // the Asker failed; the case scores 0
 }
 
 // Run evaluates every usable case of the dataset in order, writes the
