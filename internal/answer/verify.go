@@ -92,7 +92,9 @@ const DefaultClaimCoverage = 0.6
 // VerifyClaims checks every claim of text against the evidence it cites.
 // evidence maps a citation number to the full text of that chunk. A
 // statement (a sentence, or a list item) with fewer than two content words
-// and no number — 「以下の手順です。」 — makes no claim and is skipped.
+// and no number — 「以下の手順です。」 — makes no claim and is skipped, and
+// so is a refusal (IsRefusal: 「…の記載がありません。」), which must survive
+// verification as a refusal.
 //
 // A claim is supported when one piece of evidence it cites contains at
 // least minCoverage of its content words (found as analysed terms or, for
@@ -134,6 +136,9 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 		nums := numbers(s.Text)
 		if len(words) < 2 && len(nums) == 0 {
 			continue
+		}
+		if IsRefusal(s.Text) {
+			continue // "…の記載がありません" states an absence, not a fact to check
 		}
 		// A bracketed number that names no evidence is text (an index in a
 		// quoted command: Properties[0]), not a citation.
