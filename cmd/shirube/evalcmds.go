@@ -661,7 +661,10 @@ written to eval/ as JSON, Markdown and a PNG bar chart.
 By default it indexes the same data folder twice into a temporary folder:
 A with HTML extracted as plain text, B with HTML converted to Markdown. The
 data folder is --data, else the case file's "corpus" (its html/ subfolder
-when present). With --a and --b it compares two existing index folders.`,
+when present); a data folder holding both HTML and text copies of the same
+documents is warned about. With --a and --b it compares two existing index
+folders. The exit status is 1 when every case of a configuration was
+SKIPPED (for example, the LLM was down): nothing was compared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -693,6 +696,11 @@ when present). With --a and --b it compares two existing index folders.`,
 						return fmt.Errorf("no data folder: %s names corpus %q, which was not found; pass --data DIR (the folder to index twice) or --a/--b index folders", cases, cf.Corpus)
 					}
 					data = d
+				}
+				if tw, err := diffeval.FindTwins(data); err != nil {
+					warn(err.Error())
+				} else if w := tw.Warning(data); w != "" {
+					warn(w)
 				}
 				base := work
 				if base == "" {
@@ -740,6 +748,9 @@ when present). With --a and --b it compares two existing index folders.`,
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameA, rep.A.Pass, rep.A.Fail, rep.A.Skipped, rep.A.Cases)
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
+			if name, why, none := rep.Unevaluated(); none {
+				return exitCode{code: 1, msg: fmt.Sprintf("Error: every case of %s was SKIPPED (%s), so nothing was compared. If the LLM is unreachable, check its key and endpoint (OPENAI_API_BASE / ANTHROPIC_BASE_URL) or run without an API key to answer offline.", name, why)}
+			}
 			return nil
 		},
 	}
