@@ -98,6 +98,23 @@ func TestEvalCommands(t *testing.T) {
 	t.Run("BatchAskOptimizeUndo", func(t *testing.T) { testBatchAskOptimizeUndo(t, workspace(t, fixture)) })
 	t.Run("OptimizeNeedsInput", func(t *testing.T) { workspace(t, fixture); testOptimizeNeedsInput(t) })
 	t.Run("Questions", func(t *testing.T) { testQuestions(t, workspace(t, fixture)) })
+	t.Run("QuestionsCategorized", func(t *testing.T) {
+		ws := workspace(t, fixture)
+		mustRun(t, "index", "--categorize")
+		sections, _ := filepath.Glob(filepath.Join(ws, "database", "manuals", "vpn_manual", "*", "page_*.md"))
+		if len(sections) == 0 {
+			t.Fatal("index --categorize wrote no section folder for the PDF")
+		}
+		testQuestions(t, ws) // every reference names a page that exists
+		_, rows := readCSV(t, "q.csv")
+		found := false
+		for _, r := range rows {
+			found = found || strings.Contains(r[2], "vpn_manual/") && strings.Count(r[2], "/") >= 4
+		}
+		if !found {
+			t.Error("no reference names a page of the PDF inside its section folder")
+		}
+	})
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
 	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
 	t.Run("DiffEval", func(t *testing.T) { workspace(t, fixture); testDiffEval(t) })
