@@ -81,6 +81,7 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 	lay := pageLayout(cmd, g.cfg)
 	oopt := optimize.Options{
 		Input:    res.Output,
+		Target:   path, // seed 000: the input CSV's column is updated
 		Root:     lay.root,
 		Scope:    lay.scope,
 		Workers:  workers,
@@ -97,6 +98,9 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 		return fmt.Errorf("folder optimisation: %w (the results above are complete; rerun with --no-optimize to skip it)", err)
 	}
 	printOptimize(out, ores)
+	if ores.Manifest != "" {
+		return refreshIndex(ctx, lay.cfg, out)
+	}
 	return nil
 }
 

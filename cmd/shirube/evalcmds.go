@@ -19,6 +19,7 @@ import (
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/eval/batch"
 	"github.com/shirube/shirube/internal/eval/convert"
 	"github.com/shirube/shirube/internal/eval/diffeval"
@@ -177,9 +178,33 @@ func printOptimize(w io.Writer, res optimize.Result) {
 	if res.Output != "" {
 		fmt.Fprintf(w, "optimized CSV: %s\n", res.Output)
 	}
+	if res.Backup != "" {
+		fmt.Fprintf(w, "backup: %s\n", res.Backup)
+	}
 	if res.Manifest != "" {
 		fmt.Fprintf(w, "manifest: %s (undo with: shirube optimize --undo %s)\n", res.Manifest, res.Manifest)
 	}
+}
+
+// refreshIndex brings the index up to date after optimize created or
+// --undo deleted page copies, so search and the Opt Ref metrics of the next
+// batch see the database as it is. Without an index there is nothing to
+// refresh.
+func refreshIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
+	m, err := index.ReadMeta(cfg.IndexDir)
+	if err != nil {
+		return nil
+	}
+	var cat *document.CategorizeOptions
+	if m.Categorized {
+		cat = &document.CategorizeOptions{}
+	}
+	sum, err := runIndexWith(ctx, cfg, false, cat, io.Discard)
+	if err != nil {
+		return fmt.Errorf("the page database changed but the index could not be refreshed: %w; run: shirube index", err)
+	}
+	fmt.Fprintf(w, "index refreshed: %d documents, %d pages\n", sum.Documents, sum.Pages)
+	return nil
 }
 
 // userError ends the command with "Error: …" on stderr and status 1.
@@ -194,7 +219,7 @@ func userError(err error) error {
 // ---- optimize ----
 
 func newOptimizeCmd(g *globals) *cobra.Command {
-	var inPlace, enableRL bool
+	var separate, enableRL bool
 	var undo, outDir string
 	var workers, attempts int
 	cmd := &cobra.Command{
@@ -204,8 +229,11 @@ func newOptimizeCmd(g *globals) *cobra.Command {
 and, for every question whose reference pages were not retrieved
 (Ref Recall < 1), proposes a more telling folder inside the page database and
 copies the missed pages there. The copies are recorded as aliases
-("original|copy") in the Optimized Reference Document column of a new CSV
-(or of the input with --in-place), so the next batch run scores both.
+("original|copy", merged with the aliases already there) in the Optimized
+Reference Document column of the input CSV, after a backup copy
+<stem>_backup_<time>.csv is written next to it (--separate writes
+<stem>_optimized_<time>.csv instead), so the next batch run scores both.
+The index is refreshed afterwards, and again after --undo.
 
 Pages are only copied, never moved; every file and folder created is listed
 in optimize_manifest_*.json, and --undo MANIFEST deletes them again (files
@@ -233,6 +261,12 @@ copies that did not help (up to --attempts per question).`,
 				if err != nil {
 					return err
 				}
+				if len(rep.Removed) > 0 {
+					// The index still holds the deleted copies until it is rebuilt.
+					if err := refreshIndex(ctx, pageLayout(cmd, g.cfg).cfg, out); err != nil {
+						return err
+					}
+				}
 				fmt.Fprintf(out, "removed %d file(s) and folder(s) created by the optimisation\n", len(rep.Removed))
 				for _, p := range rep.Removed {
 					fmt.Fprintln(out, "  removed", p)
@@ -251,7 +285,7 @@ copies that did not help (up to --attempts per question).`,
 				Root:        lay.root,
 				Scope:       lay.scope,
 				OutputDir:   outDir,
-				InPlace:     inPlace,
+				Separate:    separate,
 				Workers:     workers,
 				EnableRL:    enableRL,
 				MaxAttempts: attempts,
@@ -274,11 +308,16 @@ copies that did not help (up to --attempts per question).`,
 				return err
 			}
 			printOptimize(out, res)
+			if res.Manifest != "" {
+				return refreshIndex(ctx, lay.cfg, out)
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&inPlace, "in-place", false, "rewrite the input CSV instead of writing <stem>_optimized_<time>.csv")
+	f.BoolVar(&separate, "separate", false, "leave the input CSV as it is and write <stem>_optimized_<time>.csv instead")
+	f.Bool("in-place", true, "update the input CSV (the default; kept for old scripts)")
+	f.MarkHidden("in-place")
 	f.BoolVar(&enableRL, "enable-rl", false, "re-index and re-ask after each copy; delete copies that did not help")
 	f.StringVar(&undo, "undo", "", "delete what the run of this optimize_manifest_*.json created")
 	f.StringVar(&outDir, "output-dir", "", "folder for the new CSV and the manifest (default: the input's folder)")

@@ -241,11 +241,30 @@ func testBatchAskOptimizeUndo(t *testing.T, ws string) {
 	if got := tree(t, filepath.Join(ws, "database")); slices.Equal(got, before) {
 		t.Error("the database tree did not change")
 	}
+	// Seed 000: the input CSV itself got the column, and a backup of it
+	// was kept beside it.
+	if p := field(t, out, "optimized CSV"); p != "input.csv" {
+		t.Errorf("optimized CSV %s; want the input updated", p)
+	}
+	backups, _ := filepath.Glob("input_backup_*.csv")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v; want one", backups)
+	} else if b, _ := os.ReadFile(backups[0]); string(b) != batchInput {
+		t.Errorf("backup differs from the input as it was")
+	}
+	// The index was refreshed: search finds the copy at once.
+	const retention = "ログの保存期間は？"
+	if !strings.Contains(out, "index refreshed") || !strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after optimize the index does not hold the copy %s", cp)
+	}
 
 	manifest := field(t, out, "manifest")
 	uout := mustRun(t, "optimize", "--undo", manifest)
 	if !strings.Contains(uout, "removed "+cp) {
 		t.Errorf("undo output does not name %s:\n%s", cp, uout)
+	}
+	if !strings.Contains(uout, "index refreshed") || strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after undo the index still returns the deleted copy %s", cp)
 	}
 	if got := tree(t, filepath.Join(ws, "database")); !slices.Equal(got, before) {
 		t.Errorf("after undo the database tree is\n%v\nwant\n%v", got, before)
