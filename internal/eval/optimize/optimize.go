@@ -45,10 +45,10 @@ type Reindexer interface {
 
 // Options configure Run.
 type Options struct {
-	Input       string           // results CSV of a batch run
-	Root        string           // folder page identities are relative to; "" means "."
-	Scope       string           // database folder, relative to Root; "" means "database"
-	OutputDir   string           // where the manifest (and a Separate CSV) go; "" means Input's folder
+	Input     string // results CSV of a batch run
+	Root      string // folder page identities are relative to; "" means "."
+	Scope     string // database folder, relative to Root; "" means "database"
+	OutputDir string // where the manifest (and a Separate CSV) go; "" means Input's folder
 	// Target is the CSV whose Optimized Reference Document column receives
 	// the aliases (seed 000: "Updates the input CSV"); "" means Input. It
 	// must have Input's data rows in the same order — the batch input of
@@ -57,7 +57,7 @@ type Options struct {
 	Target string
 	// Separate leaves Target untouched and writes
 	// <stem>_optimized_<ts>.csv into OutputDir instead.
-	Separate bool
+	Separate    bool
 	Workers     int              // questions analysed in parallel; 0 means DefaultWorkers
 	Proposer    Proposer         // nil means OfflineProposer with TermTokenizer
 	TreeDepth   int              // levels of the scope shown to the proposer; 0 means DefaultTreeDepth
