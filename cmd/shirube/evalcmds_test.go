@@ -327,13 +327,19 @@ const failingDataset = `{"version": "1.0", "test_cases": [
   "expected_citations": ["runbooks/no_such_page.md"], "expected_keywords": ["存在しない語句"],
   "expected_flags": {"insufficient_evidence": true, "ambiguous_query": false}}]}`
 
-func testEvalDataset(t *testing.T, repo string) {
+// copyEvalDataset puts the repository's eval dataset at eval/eval_dataset.json.
+func copyEvalDataset(t *testing.T, repo string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repo, "eval", "eval_dataset.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll("eval", 0o755)
 	os.WriteFile("eval/eval_dataset.json", b, 0o644)
+}
+
+func testEvalDataset(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
 
 	out := mustRun(t, "eval", "eval/eval_dataset.json", "--logs", "logs")
 	if !strings.Contains(out, ": PASS — results in ") {
@@ -353,7 +359,7 @@ func testEvalDataset(t *testing.T, repo string) {
 	}
 
 	os.WriteFile("bad.json", []byte(failingDataset), 0o644)
-	_, _, err = run(t, "", "eval", "bad.json", "--logs", "logs")
+	_, _, err := run(t, "", "eval", "bad.json", "--logs", "logs")
 	var ec exitCode
 	if !errors.As(err, &ec) || ec.code != 1 || !strings.Contains(ec.msg, "FAIL") {
 		t.Errorf("failing dataset: err %v, want exit code 1 with FAIL", err)
@@ -364,12 +370,7 @@ func testEvalDataset(t *testing.T, repo string) {
 // every judge call fails with HTTP 500. The answers come from the same
 // server; the run must end with ExitJudgeFailed, not PASS.
 func testEvalJudgeDown(t *testing.T, repo string) {
-	b, err := os.ReadFile(filepath.Join(repo, "eval", "eval_dataset.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll("eval", 0o755)
-	os.WriteFile("eval/eval_dataset.json", b, 0o644)
+	copyEvalDataset(t, repo)
 	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
 		if strings.Contains(r.User, "SOC運用RAGシステムの評価者") {
 			return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "judge overloaded"}
@@ -378,7 +379,7 @@ func testEvalJudgeDown(t *testing.T, repo string) {
 	})
 	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
 	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
-	_, _, err = run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
+	_, _, err := run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
 	var ec exitCode
 	if !errors.As(err, &ec) || ec.code != ExitJudgeFailed || !strings.Contains(ec.msg, "LLM judge") || !strings.Contains(ec.msg, "judge overloaded") {
 		t.Fatalf("eval with the judge down: err %v; want exit %d naming the judge failure", err, ExitJudgeFailed)
