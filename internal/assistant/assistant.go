@@ -142,7 +142,11 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		if a.opt.Retrieve != nil {
 			results, extraUnknowns, err = a.opt.Retrieve(ctx, a.searcher.Load(), effective, sopt)
 		} else {
-			results, _, err = a.searcher.Load().Search(ctx, effective, sopt)
+			var info retrieve.Info
+			results, info, err = a.searcher.Load().Search(ctx, effective, sopt)
+			// The audit log records the weight this search used (chosen
+			// per query unless the user set one).
+			sopt.BM25Weight = info.BM25Weight
 		}
 		if err != nil {
 			return rep, fmt.Errorf("search: %w", err)

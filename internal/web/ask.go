@@ -55,6 +55,7 @@ func (s *Server) searchOptions(k int, w *float64) (retrieve.Options, error) {
 			return opt, badRequest("invalid_bm25_weight", "bm25_weight は 0.0〜1.0 で指定してください (受け取った値: %g)", *w)
 		}
 		opt.BM25Weight = *w
+		opt.AutoWeight = false
 	}
 	return opt, nil
 }
