@@ -124,3 +124,33 @@ func neuralIndex(t *testing.T) *index.Index {
 	}
 	return ix
 }
+
+// The gate is a rule of the search, not a value stored in the index: a
+// saved and reloaded index (and a generation written before the gate
+// existed, which has the same files) chooses the same weights.
+func TestAutoWeightAfterSaveAndLoad(t *testing.T) {
+	ctx := context.Background()
+	mem := testIndex(t)
+	dir := t.TempDir()
+	if err := mem.Save(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	disk, err := index.Open(ctx, dir, index.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"マルウェアに感染した端末の隔離", "マルウェア 駆除 ソフトウェア 更新 署名 配布", "restore point"} {
+		opt := Options{K: 3, BM25Weight: 0.6, AutoWeight: true}
+		a, ia, err := New(mem).Search(ctx, q, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ib, err := New(disk).Search(ctx, q, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ia.BM25Weight != ib.BM25Weight || len(a) != len(b) || a[0].ChunkID != b[0].ChunkID {
+			t.Errorf("%q: weight %v / top %s in memory, %v / %s after load", q, ia.BM25Weight, a[0].ChunkID, ib.BM25Weight, b[0].ChunkID)
+		}
+	}
+}
