@@ -157,7 +157,11 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 			results, extraUnknowns = got.Results, got.Unknowns
 			best = gate(ctx, s, effective, got, sopt)
 		} else {
-			results, _, err = s.Search(ctx, effective, sopt)
+			var info retrieve.Info
+			results, info, err = s.Search(ctx, effective, sopt)
+			// The audit log records the weight this search used (chosen
+			// per query unless the user set one).
+			sopt.BM25Weight = info.BM25Weight
 			for _, r := range results {
 				best = max(best, r.EvidenceScore)
 			}
