@@ -1,6 +1,10 @@
 package answer
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/shirube/shirube/internal/analysis"
+)
 
 // refusalPhrases are the ways an answer says the documents do not hold
 // what was asked, NFKC-normalised and lower-cased. The insufficient-
@@ -24,7 +28,7 @@ var refusalPhrases = []string{
 // and lower-casing. 「提供された資料には、社員食堂の営業時間についての記載
 // がありません。」 is a refusal; 「保管期間は1年です。」 is not.
 func IsRefusal(text string) bool {
-	t := strings.ReplaceAll(normalize(text), "’", "'")
+	t := strings.ReplaceAll(analysis.Normalize(text), "’", "'")
 	for _, p := range refusalPhrases {
 		if strings.Contains(t, p) {
 			return true
