@@ -100,10 +100,14 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	case HTML:
 		var text string
 		text, err = ConvertHTML(ctx, data, e.opt.HTMLMode)
+		if e.opt.HTMLMode == HTMLMarkdown {
+			text, _ = StructureLegal(text)
+		}
 		doc.Pages = []Page{{Number: 1, Text: text}}
 	case Markdown, Text:
 		var text string
 		text, err = decodeUTF8Text(data)
+		text, _ = StructureLegal(text)
 		doc.Pages = []Page{{Number: 1, Text: text}}
 	default:
 		err = fmt.Errorf("unsupported kind %q", kind)
