@@ -193,9 +193,10 @@ func classifyLegalLine(l *legalLine) {
 
 // setArticle fills an article candidate; rest is the text after the label.
 // A line whose text starts with a particle (第三条 の規定により…) is a
-// reference broken across lines, not an article.
+// reference broken across lines, not an article; one whose text opens a
+// code fence is not prose.
 func setArticle(l *legalLine, m []string, rest string) {
-	if startsWithParticle(rest) {
+	if mark, _ := codeFence(rest); startsWithParticle(rest) || mark != "" {
 		return
 	}
 	l.kind = legalArticleLine
@@ -368,6 +369,10 @@ func renderLegal(lines []legalLine) string {
 		}
 	}
 	title, titleLevel := legalTitle(lines)
+	afterTitle := -1
+	if title >= 0 {
+		afterTitle = nextNonBlank(lines, title)
+	}
 	base := min(titleLevel, 3)
 	rankLevel := make([]int, len(divisionRanks))
 	level := base
@@ -429,7 +434,7 @@ func renderLegal(lines []legalLine) string {
 			switch {
 			case i == title:
 				b.WriteString(strings.Repeat("#", titleLevel) + " " + l.plain + "\n\n")
-			case title >= 0 && i == nextNonBlank(lines, title) && l.plain == lines[title].plain:
+			case i == afterTitle && l.plain == lines[title].plain:
 				// The title repeated under itself (an HTML page's <title>
 				// made the heading, its body starts with the same name):
 				// once is enough.

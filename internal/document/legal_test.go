@@ -307,3 +307,18 @@ func FuzzStructureLegal(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkStructureLegal(b *testing.B) {
+	paths, _ := filepath.Glob(filepath.Join(lawDataset, "text", "6670beb7*.txt"))
+	if len(paths) != 1 {
+		b.Skip("law-html-ja dataset missing")
+	}
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		StructureLegal(string(data))
+	}
+}
