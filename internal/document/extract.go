@@ -63,7 +63,9 @@ func NewExtractor(opt Options) *Extractor {
 
 // Extract reads f and returns its Document. Errors name the file and say
 // what to do; a failed file should be reported as a Skip and the ingest
-// continued.
+// continued. Legal text — HTML in Markdown mode, Markdown and text — gets
+// its article structure as headings (StructureLegal); other text is kept
+// as read.
 func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	if err := ctx.Err(); err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
