@@ -83,8 +83,8 @@ type Error struct {
 	// Timeout is set when the whole call ran past its limit
 	// (--llm-timeout).
 	Timeout bool
-	Err        error  // the last underlying error
-	hint       string // what to do about it
+	Err     error  // the last underlying error
+	hint    string // what to do about it
 }
 
 func (e *Error) Error() string {
