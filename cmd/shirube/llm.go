@@ -88,6 +88,12 @@ func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*a
 // exists): the generator the configuration asks for, the audit log and the
 // search settings.
 func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string)) (*assistant.Assistant, chatModel, error) {
+	return assembleWith(cfg, s, tok, warn, auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn}), os.Stderr)
+}
+
+// assembleWith is assemble with an explicit audit logger (nil: none) and a
+// writer for the agent's trace line.
+func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string), logger assistant.Logger, trace io.Writer) (*assistant.Assistant, chatModel, error) {
 	var gen, fallback assistant.Generator
 	var model chatModel
 	extractive := extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
@@ -103,7 +109,6 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 	default:
 		gen = extractive
 	}
-	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
 	opt := assistant.Options{
 		Search:            searchOptions(cfg),
 		EvidenceThreshold: cfg.EvidenceThreshold,
@@ -116,7 +121,7 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 		},
 	}
 	if cfg.Profile != "" {
-		opt.Retrieve = agentRetriever(cfg.Profile, tok, os.Stderr)
+		opt.Retrieve = agentRetriever(cfg.Profile, tok, trace)
 	}
 	return assistant.New(s, gen, logger, opt), model, nil
 }
