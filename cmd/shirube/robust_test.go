@@ -150,3 +150,31 @@ func TestConfigMasksURLCredentials(t *testing.T) {
 		t.Errorf("config:\n%s", out)
 	}
 }
+
+// TestChatCountsEveryCall: in `chat` a follow-up costs a rewrite call as
+// well as the answer; the audit line counts both (seed 002 §6.1
+// token_usage, cost_usd).
+func TestChatCountsEveryCall(t *testing.T) {
+	ws := workspace(t, indexedFixture(t))
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.System, "stand-alone search query") {
+			return llmtest.Reply{Text: "バックアップからの復旧手順の詳細", PromptTokens: 10, CompletionTokens: 5}
+		}
+		return llmtest.Reply{Text: "復旧ポイントを選定する [1]。", PromptTokens: 100, CompletionTokens: 20}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	if _, errOut, err := run(t, "バックアップからの復旧手順は？\nその手順の詳細を教えて\n", "chat", "--verify", "lexical"); err != nil {
+		t.Fatalf("chat: %v\n%s", err, errOut)
+	}
+	lines := auditLines(t, filepath.Join(ws, "logs"))
+	if len(lines) != 2 || fake.Calls() != 3 {
+		t.Fatalf("%d audit lines, %d model calls; want 2 and 3", len(lines), fake.Calls())
+	}
+	if got := lines[1].TokenUsage; got.PromptTokens != 110 || got.CompletionTokens != 25 || got.TotalTokens != 135 {
+		t.Errorf("follow-up logged %+v, want the rewrite's 15 tokens and the answer's 120", got)
+	}
+	if lines[1].CostUSD <= lines[0].CostUSD {
+		t.Errorf("follow-up cost %g not above the first question's %g", lines[1].CostUSD, lines[0].CostUSD)
+	}
+}

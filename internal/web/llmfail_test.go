@@ -162,3 +162,44 @@ func grepLines(s, word string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestAPIClientDisconnectAudited: a client that closes the event stream
+// mid-answer cancels it, and the question is still in the audit log with
+// outcome cancelled.
+func TestAPIClientDisconnectAudited(t *testing.T) {
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: strings.Repeat("復旧手順を説明します。", 40), Chunks: 40, ChunkDelay: 50 * time.Millisecond}
+	})
+	f := llmServer(t, fake, true, t.TempDir(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/api/ask", strings.NewReader(askBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := f.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256)
+	for {
+		n, err := resp.Body.Read(buf)
+		if err != nil {
+			t.Fatalf("stream ended before a delta: %v", err)
+		}
+		if strings.Contains(string(buf[:n]), "event: delta") {
+			break
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	// The handler writes the line when the cancelled answer returns.
+	var es []auditlog.Entry
+	for range 200 {
+		if es, _ = auditlog.ReadAll(context.Background(), f.logs); len(es) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(es) != 1 || es[0].Outcome != auditlog.OutcomeCancelled {
+		t.Errorf("audit log: %+v", es)
+	}
+}
