@@ -298,6 +298,11 @@ func (a *Assistant) generate(ctx context.Context, query string, results []retrie
 	case err == nil:
 		return ans, nil
 	case ctx.Err() != nil:
+		// Cancelled or out of time: what was streamed so far goes to the
+		// audit log with the outcome.
+		if strings.TrimSpace(ans.Text) != "" {
+			rep.Answer, rep.Incomplete, rep.Generator = ans.Text, true, ans.Generator
+		}
 		return ans, fmt.Errorf("generate answer: %w", err)
 	case errors.Is(err, llm.ErrIncomplete) && strings.TrimSpace(ans.Text) != "":
 		rep.Incomplete = true

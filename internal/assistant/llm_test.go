@@ -133,7 +133,7 @@ func TestStreamCutOffMarkedIncomplete(t *testing.T) {
 			t.Errorf("partial text lost: %q", rep.Answer)
 		}
 		es := readLog(t, s.logs)
-		if len(es) != 1 || !es[0].Incomplete || es[0].Outcome != auditlog.OutcomeIncomplete {
+		if len(es) != 1 || !es[0].Incomplete || es[0].Outcome != auditlog.OutcomeIncomplete || !strings.HasPrefix(es[0].LLMError, "incomplete (") {
 			t.Errorf("audit log: %+v", es)
 		}
 	}
@@ -169,8 +169,8 @@ func TestEveryQuestionLogged(t *testing.T) {
 			t.Fatalf("err = %v, want cancelled", err)
 		}
 		es := readLog(t, s.logs)
-		if len(es) != 1 || es[0].Outcome != auditlog.OutcomeCancelled {
-			t.Errorf("audit log: %+v", es)
+		if len(es) != 1 || es[0].Outcome != auditlog.OutcomeCancelled || !es[0].Incomplete || !strings.HasPrefix(es[0].Answer, "手順を説明します。") {
+			t.Errorf("audit log (want the streamed part, marked incomplete): %+v", es)
 		}
 	})
 }

@@ -133,6 +133,12 @@ func Reason(err error) string {
 		return k
 	}
 	r := k
+	if k == KindIncomplete {
+		// Why the stream stopped: "incomplete (timeout)".
+		if inner := Kind(e); inner != KindIncomplete {
+			r += " (" + inner + ")"
+		}
+	}
 	if e.StatusCode != 0 {
 		r += fmt.Sprintf(": HTTP %d", e.StatusCode)
 	}
