@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 )
 
@@ -176,5 +179,32 @@ func TestChatCountsEveryCall(t *testing.T) {
 	}
 	if lines[1].CostUSD <= lines[0].CostUSD {
 		t.Errorf("follow-up cost %g not above the first question's %g", lines[1].CostUSD, lines[0].CostUSD)
+	}
+}
+
+// TestChatModelHonoursLLMTimeout: every command takes its model from
+// newChatModel — answers, verification re-checks, follow-up rewrites, the
+// planner, the judge, question generation — so the configured whole-call
+// limit reaches each of them, for both providers.
+func TestChatModelHonoursLLMTimeout(t *testing.T) {
+	offlineEnv(t)
+	never := func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Delay: time.Hour} }
+	oa, an := llmtest.OpenAI(t, never), llmtest.Anthropic(t, never)
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.Provider, cfg.LLMTimeout = provider, 300*time.Millisecond
+			cfg.OpenAIKey, cfg.OpenAIBase = "sk-test-0123456789", oa.BaseURL()
+			cfg.AnthropicKey, cfg.AnthropicBase = "sk-ant-test-0123456789", an.BaseURL()
+			m, _, err := newChatModel(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "q"}}})
+			var le *llm.Error
+			if !errors.As(err, &le) || !le.Timeout || !strings.Contains(err.Error(), "300ms") {
+				t.Errorf("err = %v, want the 300ms whole-call timeout", err)
+			}
+		})
 	}
 }
