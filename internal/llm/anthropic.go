@@ -33,7 +33,7 @@ type AnthropicConfig struct {
 	// means DefaultMaxTokens.
 	MaxTokens int
 	// Timeout bounds one attempt (for streams: the silence between
-	// events); 0 means DefaultTimeout.
+	// events); 0 means the CallTimeout.
 	Timeout time.Duration
 	// CallTimeout bounds the whole call: all attempts, the waits between
 	// them and a streamed answer however slowly it arrives; 0 means

@@ -32,7 +32,7 @@ type OpenAIConfig struct {
 	// MaxTokens is the default answer limit; 0 means DefaultMaxTokens.
 	MaxTokens int
 	// Timeout bounds one attempt (for streams: the silence between
-	// chunks); 0 means DefaultTimeout.
+	// chunks); 0 means the CallTimeout.
 	Timeout time.Duration
 	// CallTimeout bounds the whole call: all attempts, the waits between
 	// them and a streamed answer however slowly it arrives; 0 means

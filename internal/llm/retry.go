@@ -20,7 +20,7 @@ const (
 	DefaultBaseDelay  = 500 * time.Millisecond // first backoff; doubles each retry
 	DefaultMaxDelay   = 30 * time.Second       // cap on one backoff
 	MaxRetryAfter     = 60 * time.Second       // cap on a server's Retry-After
-	DefaultTimeout    = 60 * time.Second       // per attempt
+	DefaultTimeout    = 60 * time.Second       // per attempt, unless the whole call's limit is set
 	// DefaultCallTimeout bounds a whole call — every attempt, every wait
 	// between attempts and, for a stream, the whole answer however slowly
 	// it trickles in (--llm-timeout, SHIRUBE_LLM_TIMEOUT).
@@ -125,11 +125,13 @@ func newRetryPolicy(maxRetries int, baseDelay, timeout, call time.Duration, slee
 	if p.baseDelay <= 0 {
 		p.baseDelay = DefaultBaseDelay
 	}
-	if p.timeout <= 0 {
-		p.timeout = DefaultTimeout
-	}
 	if p.call <= 0 {
 		p.call = DefaultCallTimeout
+	}
+	if p.timeout <= 0 {
+		// One attempt may use the whole call's time: a slow local model
+		// given --llm-timeout 5m is not cut off at a fixed 60 s.
+		p.timeout = p.call
 	}
 	if p.sleep == nil {
 		p.sleep = Sleep

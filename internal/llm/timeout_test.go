@@ -128,3 +128,16 @@ func TestKindAndReason(t *testing.T) {
 		t.Errorf("Kind(nil) = %q, Kind(Canceled) = %q", Kind(nil), Kind(context.Canceled))
 	}
 }
+
+// TestAttemptMayUseTheWholeCall: with only the whole-call limit set, one
+// slow attempt may use all of it — a model that needs longer than the
+// 60 s default is not cut off by a fixed per-attempt limit.
+func TestAttemptMayUseTheWholeCall(t *testing.T) {
+	p := newRetryPolicy(0, 0, 0, 5*time.Minute, nil)
+	if p.timeout != 5*time.Minute {
+		t.Errorf("per-attempt timeout %v, want the call's 5m", p.timeout)
+	}
+	if p := newRetryPolicy(0, 0, 0, 0, nil); p.timeout != DefaultTimeout || p.call != DefaultCallTimeout {
+		t.Errorf("defaults %v / %v", p.timeout, p.call)
+	}
+}
