@@ -703,7 +703,8 @@ data folder is --data, else the case file's "corpus" (its html/ subfolder
 when present); a data folder holding both HTML and text copies of the same
 documents is warned about. With --a and --b it compares two existing index
 folders. The exit status is 1 when every case of a configuration was
-SKIPPED (for example, the LLM was down): nothing was compared.`,
+SKIPPED (no detectable answer: refusals, or failed answers): nothing was
+compared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -788,7 +789,7 @@ SKIPPED (for example, the LLM was down): nothing was compared.`,
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
 			if name, why, none := rep.Unevaluated(); none {
-				return exitCode{code: 1, msg: fmt.Sprintf("Error: every case of %s was SKIPPED (%s), so nothing was compared. If the LLM is unreachable, check its key and endpoint (OPENAI_API_BASE / ANTHROPIC_BASE_URL) or run without an API key to answer offline.", name, why)}
+				return exitCode{code: 1, msg: fmt.Sprintf("Error: every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL).", name, why)}
 			}
 			return nil
 		},
