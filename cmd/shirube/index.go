@@ -153,7 +153,7 @@ func printSummary(w io.Writer, s index.Summary) {
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
 		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
+			fmt.Fprintf(w, "  %s\n", sk) // one line each, even for a file name with a newline
 		}
 	}
 }

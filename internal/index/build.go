@@ -202,7 +202,7 @@ feed:
 		sum.Pages += len(sd.Doc.Pages)
 		sum.Chunks += len(sd.Chunks)
 		for _, n := range sd.Doc.Notes {
-			sum.Notes = append(sum.Notes, sd.Doc.Source+": "+n)
+			sum.Notes = append(sum.Notes, document.QuotePath(sd.Doc.Source)+": "+n)
 		}
 	}
 	if prevGen != "" && !opt.Rebuild && sum.Extracted == 0 && sum.Removed == 0 &&
