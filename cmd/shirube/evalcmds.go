@@ -606,6 +606,7 @@ func buildVariant(ctx context.Context, cfg config.Config, dataDir, dir, htmlMode
 		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
 		HTMLMode:       htmlMode,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,

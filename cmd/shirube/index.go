@@ -106,6 +106,7 @@ func runIndexWith(ctx context.Context, cfg config.Config, rebuild bool, cat *doc
 		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,
 		Categorize:     cat,

@@ -34,7 +34,10 @@ type BuildOptions struct {
 	Chunk       chunk.Options
 	Analyzer    analysis.Options
 	MaxFileSize int64
-	HTMLMode    string // "markdown" (default) or "text"
+	// MaxTextBytes caps the extracted text per file (document.Options);
+	// 0 means document.DefaultMaxTextBytes, negative no limit.
+	MaxTextBytes int64
+	HTMLMode     string // "markdown" (default) or "text"
 
 	// Embedder is "local" (default) or "openai". For openai, Remote must be
 	// set; it should cache by content hash so unchanged chunks are free.
@@ -126,7 +129,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn})
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
