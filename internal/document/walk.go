@@ -112,8 +112,8 @@ type walkState struct {
 	root     string
 	realRoot string // root with symbolic links resolved
 	maxSize  int64
-	exclude  []string // Exclude, absolute
-	realExcl []string // Exclude with symbolic links resolved (existing ones)
+	exclude  []string          // Exclude, absolute
+	realExcl []string          // Exclude with symbolic links resolved (existing ones)
 	visited  map[fileID]string // folder identity -> Rel of its first visit
 	files    []File
 	skips    []Skip

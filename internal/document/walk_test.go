@@ -249,7 +249,7 @@ func TestWalkLinksOutOrIntoDatabase(t *testing.T) {
 	})
 	db, ix := filepath.Join(base, "database"), filepath.Join(base, ".shirube")
 	must(t, os.Symlink(db, filepath.Join(data, "db")))                                    // the database, outside
-	must(t, os.Symlink("../database/a/page_001.md", filepath.Join(data, "page.md")))   // a page file
+	must(t, os.Symlink("../database/a/page_001.md", filepath.Join(data, "page.md")))      // a page file
 	must(t, os.Symlink(ix, filepath.Join(data, "ix")))                                    // the index
 	must(t, os.Symlink(filepath.Join(base, "secret"), filepath.Join(data, "etc")))        // a folder outside
 	must(t, os.Symlink(filepath.Join(base, "secret.md"), filepath.Join(data, "leak.md"))) // a file outside
