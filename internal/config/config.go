@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,11 @@ type Config struct {
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
 	Token         string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+
+	// DataAllow lists further folders `serve` may rebuild its index from
+	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
+	// other folder is ever read on a client's request.
+	DataAllow []string
 }
 
 // Default returns the built-in defaults.
@@ -169,6 +175,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 		}
 	}
 	str("SHIRUBE_DATA", &c.DataDir)
+	if v, ok := lookup("SHIRUBE_DATA_ALLOW"); ok && strings.TrimSpace(v) != "" {
+		c.DataAllow = filepath.SplitList(strings.TrimSpace(v))
+	}
 	str("SHIRUBE_DATABASE", &c.DatabaseDir)
 	str("SHIRUBE_INDEX", &c.IndexDir)
 	str("SHIRUBE_LOGS", &c.LogsDir)
@@ -345,6 +354,7 @@ func Mask(s string) string {
 func (c Config) Lines() []string {
 	kv := map[string]string{
 		"SHIRUBE_DATA":               c.DataDir,
+		"SHIRUBE_DATA_ALLOW":         strings.Join(c.DataAllow, string(filepath.ListSeparator)),
 		"SHIRUBE_DATABASE":           c.DatabaseDir,
 		"SHIRUBE_INDEX":              c.IndexDir,
 		"SHIRUBE_LOGS":               c.LogsDir,
