@@ -66,6 +66,7 @@ func TestBrowser(t *testing.T) {
 	f := newFixture(t, fixtureOptions{
 		gen: streaming{extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}},
 		configure: func(o *Options) {
+			o.DataDir = data
 			o.Rebuild = func(ctx context.Context, dir string, progress func(string, int, int)) (*retrieve.Searcher, error) {
 				root := t.TempDir()
 				if err := buildIndex(ctx, dir, filepath.Join(root, "db"), filepath.Join(root, "index"), progress); err != nil {
@@ -141,8 +142,13 @@ func TestBrowser(t *testing.T) {
 	}
 	var defaults []string
 	eval(`['#data_folder_path','#k','#bm25_weight','#vector_out'].map(s => document.querySelector(s).value)`, &defaults)
-	if strings.Join(defaults, " ") != "./data 4 0.6 0.40" {
-		t.Errorf("sidebar defaults %q, want ./data 4 0.6 0.40", defaults)
+	if strings.Join(defaults, " ") != data+" 4 0.6 0.40" {
+		t.Errorf("sidebar defaults %q, want %s 4 0.6 0.40", defaults, data)
+	}
+	var readOnly bool
+	eval(`document.querySelector('#data_folder_path').readOnly`, &readOnly)
+	if !readOnly {
+		t.Error("the data folder can be typed in")
 	}
 	do("move the BM25 slider with the keyboard", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.SendKeys(chromedp.CSS("#bm25_weight"), kb.ArrowRight))
 	var vec string
@@ -241,7 +247,24 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%d citations with k=1", nCites)
 	}
 
-	// Rebuild from a folder holding a document with <script>.
+	// A page edited to name another folder (one with a secret) is refused
+	// (issue 12 item 1).
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "secret.md"), []byte("# 秘密\n\n社外秘の情報。\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do("rebuild from a forged folder",
+		chromedp.SetValue(chromedp.CSS("#data_folder_path"), secret),
+		chromedp.Click(chromedp.CSS("#rebuild")),
+	)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#index_status').textContent.includes('再構築できません')`,
+		chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		var now string
+		eval(`document.querySelector('#index_status').textContent`, &now)
+		t.Fatalf("forged folder not refused: %v (status %q)", err, now)
+	}
+
+	// Rebuild from the server's folder, which holds a document with <script>.
 	var before string
 	eval(`document.querySelector('#index_status').textContent`, &before)
 	do("rebuild",
