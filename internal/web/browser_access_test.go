@@ -256,6 +256,10 @@ func TestBrowserLANLogin(t *testing.T) {
 			if cites == 0 {
 				t.Error("answer without citations")
 			}
+			// Copy works without the Clipboard API too (plain HTTP to a LAN
+			// name is not a secure context).
+			p.do("copy", chromedp.Click(chromedp.CSS("#chat > li:last-child .actions .copy")))
+			p.until("copy confirmed", `document.querySelector('#chat > li:last-child .actions .copy').textContent === 'コピーしました'`)
 			res, err := chromedp.Call(p.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
 			if err != nil {
 				t.Fatal(err)
