@@ -55,13 +55,21 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 
-	data := t.TempDir()
-	if err := copyTree(demoData, data); err != nil {
+	// The server's data folder is ./data, as in a real set-up (and in the
+	// screenshot): a copy of the demo corpus plus a document with <script>.
+	work := t.TempDir()
+	if err := copyTree(demoData, filepath.Join(work, "data")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(data, "runbooks", "script_check.md"), []byte(scriptDoc), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "data", "runbooks", "script_check.md"), []byte(scriptDoc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shotDir, err := filepath.Abs(filepath.Join("..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	const data = "./data"
 	a, _ := analysis.New(analysis.DefaultOptions())
 	f := newFixture(t, fixtureOptions{
 		gen: streaming{extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}},
@@ -221,7 +229,7 @@ func TestBrowser(t *testing.T) {
 	}
 	writeShot(t, filepath.Join(shots, "answer.png"), png)
 	if *updateScreenshot {
-		writeShot(t, filepath.Join("..", "..", "docs", "screenshot.png"), png)
+		writeShot(t, filepath.Join(shotDir, "screenshot.png"), png)
 	}
 
 	// A dangerous operation: red banner at the top of the answer.
