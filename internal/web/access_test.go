@@ -170,9 +170,11 @@ const testToken = "tok-0123456789abcdef"
 // that does not follow redirects.
 func tokenFixture(t *testing.T) (*fixture, *fakeClock, *http.Client) {
 	t.Helper()
-	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.Addr = "0.0.0.0:8080"; o.Token = testToken }})
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
-	f.srv.now = clock.now
+	f := newFixture(t, fixtureOptions{
+		configure: func(o *Options) { o.Addr = "0.0.0.0:8080"; o.Token = testToken },
+		prepare:   func(s *Server) { s.now = clock.now },
+	})
 	c := *f.ts.Client()
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return f, clock, &c

@@ -99,3 +99,32 @@ func TestRenderAnswer(t *testing.T) {
 		t.Errorf("excerpt %d runes: %q", len([]rune(c.Excerpt)), c.Excerpt)
 	}
 }
+
+// FuzzMarkdown: whatever the text, the rendered answer holds no markup
+// from it that could run or hide text — no script, no raw-HTML
+// placeholder, no event handler — and text after a line that starts with a
+// tag is still shown.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{
+		"<div>隔離する。</div>\n報告する。",
+		"<script>alert(1)</script>\n手順。",
+		"<!-- x -->\n本文",
+		"<img src=x onerror=alert(1)>",
+		"**重要** [1]\n- 一つ目",
+		"<pre>\n<b>x</b>\n</pre>\n後",
+	} {
+		f.Add(s)
+	}
+	md := newMarkdown()
+	f.Fuzz(func(t *testing.T, src string) {
+		out := string(md.render(src + "\n\n末尾の文。"))
+		for _, bad := range []string{"<script", "<iframe", "<img", "raw HTML omitted", "<div", "<!--"} {
+			if strings.Contains(out, bad) {
+				t.Fatalf("render(%q) contains %q:\n%s", src, bad, out)
+			}
+		}
+		if !strings.Contains(out, "末尾の文。") {
+			t.Fatalf("render(%q) lost the text after it:\n%s", src, out)
+		}
+	})
+}
