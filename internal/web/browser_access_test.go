@@ -95,9 +95,19 @@ func (p *bpage) eval(expr string, out any) {
 	}
 }
 
+// do runs steps. Right after a page load chromedp may still hold the old
+// document's nodes ("No node with given id found"); the steps are then
+// tried again on the new document.
 func (p *bpage) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, steps...); err != nil {
+	var err error
+	for range 5 {
+		if err = chromedp.Do(p.ctx, steps...); err == nil || !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
 		p.t.Fatalf("%s: %v", what, err)
 	}
 }
@@ -130,11 +140,9 @@ func (p *bpage) until(what, pred string) {
 // ask types q, presses Enter and waits for the exchange to finish.
 func (p *bpage) ask(q string) {
 	p.t.Helper()
-	p.do("ask "+q,
-		chromedp.SetValue(chromedp.CSS("#question"), q),
-		chromedp.Focus(chromedp.CSS("#question")),
-		pressEnter(false),
-	)
+	var ok bool
+	p.eval(fmt.Sprintf(`(() => { const b = document.querySelector('#question'); b.value = %s; b.focus(); return true; })()`, jq(q)), &ok)
+	p.do("ask "+q, pressEnter(false))
 	p.until("answer to "+q, fmt.Sprintf(`(() => { const li = document.querySelector('#chat > li:last-child');
 		return !!li && li.querySelector('.question').textContent === %s && li.dataset.done === 'true'; })()`, jq(q)))
 	var errText string
@@ -242,7 +250,7 @@ func TestBrowserLANLogin(t *testing.T) {
 			login := func() {
 				p.until("login page", `location.pathname === '/login' && !!document.querySelector('#token')`)
 				p.do("log in", chromedp.SetValue(chromedp.CSS("#token"), testToken), chromedp.Click(chromedp.CSS("form button[type=submit]")))
-				p.until("chat page after login", `location.pathname === '/' && !!document.querySelector('#question')`)
+				p.until("chat page after login", `location.pathname === '/' && document.readyState === 'complete' && !!document.querySelector('#question')`)
 			}
 			login()
 			var secure bool
@@ -484,7 +492,7 @@ func TestBrowserAnswers(t *testing.T) {
 	var shownBefore, shownAfter []string
 	p.eval(`Array.from(document.querySelectorAll('#chat > li:not([data-stopped]) .question'), q => q.textContent)`, &shownBefore)
 	p.do("reload", chromedp.Reload())
-	p.until("page reloaded", `!!document.querySelector('#question')`)
+	p.until("page reloaded", `document.readyState === 'complete' && !!document.querySelector('#question')`)
 	p.eval(`Array.from(document.querySelectorAll('#chat > li .question'), q => q.textContent)`, &shownAfter)
 	// The page had trimmed the oldest answer to make room for the stopped
 	// exchange; the server keeps the last five answered ones.
@@ -530,7 +538,7 @@ func TestBrowserAnswers(t *testing.T) {
 	p.do("clear", chromedp.Click(chromedp.CSS("#reset")))
 	p.until("chat cleared", `document.querySelectorAll('#chat > li').length === 0`)
 	p.do("reload", chromedp.Reload())
-	p.until("page reloaded", `!!document.querySelector('#question')`)
+	p.until("page reloaded", `document.readyState === 'complete' && !!document.querySelector('#question')`)
 	var left int
 	p.eval(`document.querySelectorAll('#chat > li').length`, &left)
 	if left != 0 {
