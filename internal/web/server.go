@@ -6,10 +6,11 @@
 //
 //	GET  /                     chat page (sidebar, chat, history of the session)
 //	GET  /login, POST /login   token prompt when the server requires a token
+//	POST /logout               end the browser's login
 //	GET  /static/…             embedded CSS and JavaScript
 //	POST /api/ask              answer a question (JSON, or SSE with Accept: text/event-stream)
 //	GET  /api/search           hybrid search only
-//	POST /api/index/rebuild    start an index rebuild (202; progress in /api/status)
+//	POST /api/index/rebuild    start an index rebuild of a server folder (202; progress in /api/status)
 //	GET  /api/status           index and rebuild status
 //	GET  /healthz              liveness
 //	GET  /metrics              Prometheus metrics of this server
