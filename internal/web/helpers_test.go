@@ -134,7 +134,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	}
 	logs := t.TempDir()
 	asst := assistant.New(s, gen, auditlog.Open(logs, auditlog.Options{}), assistant.Options{
-		Search: retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax},
+		Search: retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax, AutoWeight: true},
 	})
 	opt := Options{Assistant: asst, Tokenizer: a}
 	if fo.configure != nil {
