@@ -198,30 +198,13 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		}
 		ids = append(ids, id)
 	}
-	byScore := func(a, b int) bool {
+	sort.Slice(ids, func(a, b int) bool {
 		ca, cb := cands[ids[a]], cands[ids[b]]
 		if ca.score != cb.score {
 			return ca.score > cb.score
 		}
 		return ids[a] < ids[b]
-	}
-	sort.Slice(ids, byScore)
-	// A section whose own heading names what the question asks about is
-	// what the question is looking for, however long its body: the leading
-	// candidates gain SectionBonus times the share of the question their
-	// own headings cover, and are ordered again.
-	if n := min(len(ids), max(3*opt.K, 30)); n > 1 && opt.Fusion == FusionMinMax {
-		cov := make([]float64, n)
-		top := minSectionShare
-		for i, id := range ids[:n] {
-			cov[i] = sectionCoverage(info.Terms, s.ix.Chunk(id).Heading)
-			top = max(top, cov[i])
-		}
-		for i, id := range ids[:n] {
-			cands[id].score += SectionBonus * cov[i] / top
-		}
-		sort.Slice(ids[:n], byScore)
-	}
+	})
 	if len(ids) > opt.K {
 		ids = ids[:opt.K]
 	}
@@ -335,45 +318,6 @@ func (s *Searcher) evidence(qterms []string, qtype analysis.AnswerType, text str
 		cos = 0
 	}
 	return w*cov + (1-w)*cos
-}
-
-// SectionBonus is the most a chunk's own section headings add to its fused
-// score: the leading candidates whose own headings cover the most of the
-// question gain it in full, the others in proportion (see sectionCoverage).
-const SectionBonus = 0.3
-
-// minSectionShare is the share of the question's words a heading must cover
-// to earn the full SectionBonus; below it the bonus shrinks in proportion,
-// so one shared everyday word never counts as a section match.
-const minSectionShare = 0.2
-
-// sectionCoverage is the share of the query's distinct words — request
-// words such as 手順 included, predicates left out — that a chunk's own
-// headings hold: its heading path without the first element, the document
-// title that every chunk of the document shares. A chunk directly under
-// the title scores 0.
-func sectionCoverage(qterms []string, heading string) float64 {
-	i := strings.Index(heading, " > ")
-	if i < 0 {
-		return 0
-	}
-	own := analysis.Normalize(heading[i+3:])
-	n, hit := 0, 0
-	seen := map[string]bool{}
-	for _, t := range qterms {
-		if strings.HasPrefix(t, analysis.NGramPrefix) || analysis.IsPredicate(t) || seen[t] {
-			continue
-		}
-		seen[t] = true
-		n++
-		if analysis.Present(own, t) {
-			hit++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(hit) / float64(n)
 }
 
 // MissingTypeFactor scales the coverage of a passage that lacks an

@@ -39,9 +39,9 @@ func TestAskJSON(t *testing.T) {
 		wantCites    int // -1: at least one
 		wantContains string
 	}{
-		{"answer with citations", `{"question":` + jq(qMalware) + `}`, "answer", true, -1, "隔離"},
+		{"answer with citations", `{"question":` + jq(qMalware) + `}`, "answer", false, -1, "隔離"},
 		{"danger banner", `{"question":` + jq(qDelete) + `}`, "answer", true, -1, ""},
-		{"k=1 gives one citation", `{"question":` + jq(qMalware) + `,"k":1}`, "answer", false, 1, ""},
+		{"k=1 gives one citation", `{"question":` + jq(qDelete) + `,"k":1}`, "answer", true, 1, ""},
 		{"insufficient evidence", `{"question":"量子コンピュータの冷却装置の保守手順を教えてください"}`, "insufficient", false, 0, "該当する手順が見つかりませんでした"},
 		{"ambiguous", `{"question":"どう？"}`, "ambiguous", false, 0, "質問が曖昧な可能性があります"},
 	}
@@ -438,7 +438,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"ok"`) {
 		t.Fatalf("healthz: %d %s", resp.StatusCode, b)
 	}
-	f.askJSON(t, `{"question":`+jq(qMalware)+`}`)
+	f.askJSON(t, `{"question":`+jq(qDelete)+`}`)
 	f.askJSON(t, `{"question":"量子コンピュータの冷却装置の保守手順を教えてください"}`)
 	f.askJSON(t, `{"question":"どう？"}`)
 	_, m := f.do(t, "GET", "/metrics", "", nil)
