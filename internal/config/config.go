@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,11 @@ type Config struct {
 	// --llm-timeout; a Go duration such as 90s or a number of seconds).
 	LLMTimeout time.Duration
 	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+
+	// DataAllow lists further folders `serve` may rebuild its index from
+	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
+	// other folder is ever read on a client's request.
+	DataAllow []string
 }
 
 // Default returns the built-in defaults.
@@ -187,6 +193,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 		}
 	}
 	str("SHIRUBE_DATA", &c.DataDir)
+	if v, ok := lookup("SHIRUBE_DATA_ALLOW"); ok && strings.TrimSpace(v) != "" {
+		c.DataAllow = filepath.SplitList(strings.TrimSpace(v))
+	}
 	str("SHIRUBE_DATABASE", &c.DatabaseDir)
 	str("SHIRUBE_INDEX", &c.IndexDir)
 	str("SHIRUBE_LOGS", &c.LogsDir)
@@ -454,6 +463,7 @@ func MaskURL(s string) string {
 func (c Config) Lines() []string {
 	kv := map[string]string{
 		"SHIRUBE_DATA":               c.DataDir,
+		"SHIRUBE_DATA_ALLOW":         strings.Join(c.DataAllow, string(filepath.ListSeparator)),
 		"SHIRUBE_DATABASE":           c.DatabaseDir,
 		"SHIRUBE_INDEX":              c.IndexDir,
 		"SHIRUBE_LOGS":               c.LogsDir,
