@@ -63,7 +63,7 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 			return rep, err
 		}
 		t0 := time.Now()
-		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight})
+		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true})
 		if err != nil {
 			return rep, err
 		}
@@ -191,7 +191,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			return RefusalReport{}, err
 		}
 		best := func(hidden map[int]bool) (float64, []retrieve.Result, error) {
-			opt := retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight}
+			opt := retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true}
 			if hidden != nil {
 				opt.Exclude = func(i int) bool { return hidden[i] }
 			}

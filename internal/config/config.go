@@ -4,7 +4,7 @@
 //	command-line flags > environment > .env file > defaults
 //
 // The defaults are the constants of seed 002 §8.6 (chunk 500/50, k 4,
-// BM25 weight 0.6, evidence threshold 0.5, 5 exchanges of history,
+// BM25 weight 0.6, evidence threshold 0.42 (calibrated), 5 exchanges of history,
 // gpt-4o-mini, text-embedding-3-small, ./data, ./logs).
 //
 // Flags are applied by the command layer after Load: it overwrites the
@@ -37,7 +37,7 @@ const (
 	DefaultChunkOverlap      = 50
 	DefaultK                 = 4
 	DefaultBM25Weight        = 0.6
-	DefaultEvidenceThreshold = 0.5
+	DefaultEvidenceThreshold = 0.42 // guard.DefaultEvidenceThreshold, calibrated
 	// DefaultClaimCoverage is the share of a claim's content words its
 	// evidence must contain (answer.DefaultClaimCoverage).
 	DefaultClaimCoverage = 0.6
