@@ -215,6 +215,10 @@ var (
 // the page; shorter ones are the items of a list.
 const minSectionRunes = 40
 
+// counters are the Japanese counters and units that follow a number in a
+// value (「1.5 倍」「3 件」「2 年」).
+const counters = "倍件年月日時分秒円人個回割位歳社名点度台万億兆枚本冊箇ヶ"
+
 // maxPDFHeadingRunes is the longest line taken for a heading.
 const maxPDFHeadingRunes = 60
 
@@ -262,6 +266,13 @@ func headingLevel(line string) int {
 		}
 	case !unicode.IsLetter(first) && !strings.ContainsRune("「『【(（", first):
 		return 0
+	case strings.ContainsRune(counters, first):
+		// 「1.5 倍に」「2.1 万件」: a counter after a number is a value,
+		// unless it opens a word (「1.3 位置づけ」「3.1 日本の状況」).
+		rest := []rune(line[len(m[0]):])
+		if len(rest) == 0 || !unicode.Is(unicode.Han, rest[0]) && !unicode.Is(unicode.Katakana, rest[0]) {
+			return 0
+		}
 	}
 	return min(comps, 3)
 }
@@ -360,7 +371,7 @@ func headingCandidate(line string, pw pageWidths) int {
 			}
 		}
 	}
-	if !question && (strings.ContainsRune("、，,:：", last) || strings.ContainsRune("をがにのとやへで", last)) {
+	if !question && (strings.ContainsRune("、，,:：", last) || strings.ContainsRune("をがのとやへで", last)) {
 		return 0 // the title goes on in the next line
 	}
 	return lvl
