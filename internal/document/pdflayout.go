@@ -21,10 +21,11 @@ import (
 //     spaces between their kana and kanji;
 //   - a block of lines repeated right after itself (text drawn twice, for
 //     a shadow or a bold effect) is kept once;
-//   - lines that open with a section number (「1.3」「１.２」「第2章」
-//     「Ⅳ．３．２」「（1）」「問３．」) and look like titles (short, not a
-//     wrapped sentence, not a table-of-contents entry) become Markdown
-//     headings, so chunks carry the section in their heading path.
+//   - lines that open with a section number of the first two levels
+//     (「1.」「1.3」「１.２」「第2章」「第1節」「Ⅳ．３」「問３．」) and look
+//     like titles (short, not a wrapped sentence, not a table-of-contents
+//     entry) become Markdown headings # and ##, so chunks carry the section
+//     in their heading path.
 //
 // The page stays faithful to the PDF: characters are never added except the
 // Markdown heading marks, spaces are removed only inside letter-spaced runs,
@@ -219,6 +220,13 @@ const minSectionRunes = 40
 // value (「1.5 倍」「3 件」「2 年」).
 const counters = "倍件年月日時分秒円人個回割位歳社名点度台万億兆枚本冊箇ヶ"
 
+// maxPDFHeadingLevel is the deepest numbering marked as a heading. Deeper
+// numbers (「（1）」「1)」「1.2.3」) open list items in most Japanese
+// reports and guidelines; cutting sections there left chunks of a line or
+// two and lowered the key-fact rate on qa-ja-docs (docs/BENCHMARKS.md), so
+// they stay body text, in their section.
+const maxPDFHeadingLevel = 2
+
 // maxPDFHeadingRunes is the longest line taken for a heading.
 const maxPDFHeadingRunes = 60
 
@@ -341,7 +349,7 @@ func headingCandidate(line string, pw pageWidths) int {
 		return 0
 	}
 	lvl := headingLevel(line)
-	if lvl == 0 {
+	if lvl == 0 || lvl > maxPDFHeadingLevel {
 		return 0
 	}
 	// A line as wide as the widest on the page most likely wraps on.
