@@ -311,8 +311,11 @@ func markHeadings(lines []string) {
 	slices.Sort(widths)
 	w := pageWidths{widest: widths[len(widths)-1], full: widths[len(widths)*3/4]}
 	level := make([]int, len(lines))
+	item := make([]bool, len(lines)) // opens with a number, heading or not
 	for i, l := range lines {
-		level[i] = headingCandidate(strings.TrimSpace(l), w)
+		l = strings.TrimSpace(l)
+		level[i] = headingCandidate(l, w)
+		item[i] = level[i] == 0 && headingLevel(l) > 0
 	}
 	for i := range lines {
 		if level[i] == 0 {
@@ -323,7 +326,7 @@ func markHeadings(lines []string) {
 			if level[j] != 0 && level[j] <= level[i] {
 				break
 			}
-			if level[j] == 0 && !numbered(lines[j]) {
+			if level[j] == 0 && !item[j] {
 				body += utf8.RuneCountInString(strings.TrimSpace(lines[j]))
 			}
 		}
@@ -383,12 +386,6 @@ func headingCandidate(line string, pw pageWidths) int {
 		return 0 // the title goes on in the next line
 	}
 	return lvl
-}
-
-// numbered reports whether line opens with a section or list number, even
-// if it does not qualify as a heading.
-func numbered(line string) bool {
-	return headingLevel(strings.TrimSpace(line)) > 0
 }
 
 // balancedBrackets reports whether every opening Japanese bracket or

@@ -252,3 +252,24 @@ func FuzzLayoutPDFPage(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLayoutPDFPage measures the layout step alone on every page of
+// the five dataset PDFs (the pdftotext run is outside the timer).
+func BenchmarkLayoutPDFPage(b *testing.B) {
+	needPDFToText(b)
+	var pages []string
+	for name := range pdfDatasetFiles(b) {
+		texts, err := runPDFToText(context.Background(), "pdftotext", filepath.Join(pdfDataset, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, texts...)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		for _, p := range pages {
+			layoutPDFPage(p)
+		}
+	}
+	b.ReportMetric(float64(len(pages)*b.N)/b.Elapsed().Seconds(), "pages/s")
+}
