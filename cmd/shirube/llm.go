@@ -121,14 +121,18 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 // agentRetriever runs seed 003's agentic loop (facets, routes, corrective
 // re-search within the profile's budget) in place of one search.
 func agentRetriever(profile string, tok answer.Tokenizer, trace io.Writer) assistant.Retriever {
-	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) ([]retrieve.Result, []string, error) {
+	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (assistant.Retrieval, error) {
 		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt})
 		if err != nil {
-			return nil, nil, err
+			return assistant.Retrieval{}, err
 		}
 		fmt.Fprintf(trace, "(profile %s: route %s, %d searches in %d rounds, top5 relevance %.2f, must-have %d/%d, stop: %s)\n",
 			res.Profile, res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, len(res.Facets), res.StopReason)
-		return res.Evidence, res.Unknowns, nil
+		var parts []string
+		for _, f := range res.Facets {
+			parts = append(parts, f.Text)
+		}
+		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts}, nil
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/llm"
 )
 
@@ -192,7 +193,7 @@ const followUpRunes = 6
 // it refers back (Japanese demonstratives, 上記, 前述, 同じ, "2番目", English
 // it/that/this/those/…) or is very short.
 func IsFollowUp(query string) bool {
-	q := strings.TrimSpace(normalize(query))
+	q := strings.TrimSpace(analysis.Normalize(query))
 	q = strings.ReplaceAll(q, "その他", "")
 	if jaDeixis.MatchString(q) || enDeixis.MatchString(q) {
 		return true

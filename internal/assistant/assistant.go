@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -42,10 +43,19 @@ type Logger interface {
 }
 
 // Retriever replaces the single hybrid search with another retrieval
-// strategy, such as the agentic loop of seed 003 (internal/agent). It
-// returns the evidence, best first, and the parts of the question it found
-// no evidence for.
-type Retriever func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (results []retrieve.Result, unknowns []string, err error)
+// strategy, such as the agentic loop of seed 003 (internal/agent).
+type Retriever func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (Retrieval, error)
+
+// Retrieval is what a Retriever found.
+type Retrieval struct {
+	Results  []retrieve.Result // the evidence, best first
+	Unknowns []string          // parts of the question without evidence
+	// Parts are the parts of the question the strategy searched for
+	// separately (the agent's facets). The evidence gate passes when one
+	// chunk supports the whole question or every part has a chunk that
+	// supports it.
+	Parts []string
+}
 
 // Options are an Assistant's settings.
 type Options struct {
@@ -139,19 +149,23 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		var results []retrieve.Result
 		var extraUnknowns []string
 		var err error
+		s := a.searcher.Load()
+		best := 0.0
 		if a.opt.Retrieve != nil {
-			results, extraUnknowns, err = a.opt.Retrieve(ctx, a.searcher.Load(), effective, sopt)
+			var got Retrieval
+			got, err = a.opt.Retrieve(ctx, s, effective, sopt)
+			results, extraUnknowns = got.Results, got.Unknowns
+			best = gate(ctx, s, effective, got, sopt)
 		} else {
-			results, _, err = a.searcher.Load().Search(ctx, effective, sopt)
+			results, _, err = s.Search(ctx, effective, sopt)
+			for _, r := range results {
+				best = max(best, r.EvidenceScore)
+			}
 		}
 		if err != nil {
 			return rep, fmt.Errorf("search: %w", err)
 		}
 		rep.SearchResults = results
-		best := 0.0
-		for _, r := range results {
-			best = max(best, r.EvidenceScore)
-		}
 		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
@@ -220,6 +234,35 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 	if err := a.log.Log(ctx, e); err != nil {
 		a.opt.Warn(fmt.Sprintf("audit log not written: %v", err))
 	}
+}
+
+// gate is the evidence a Retriever's results give the question, on the
+// plain path's scale: every strategy passes the same insufficient-evidence
+// gate. The results are scored again against the whole question (not the
+// facet query that found each), and the best counts; when the strategy
+// searched several parts, the weakest part's best evidence counts too, if
+// that is higher — a two-part question is answered when each part is
+// supported somewhere, and refused when one part is not.
+func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval, opt retrieve.Options) float64 {
+	s.Rescore(ctx, query, got.Results, opt)
+	best := 0.0
+	for _, r := range got.Results {
+		best = max(best, r.EvidenceScore)
+	}
+	if len(got.Parts) < 2 {
+		return best
+	}
+	weakest := 1.0
+	for _, p := range got.Parts {
+		scored := slices.Clone(got.Results)
+		s.Rescore(ctx, p, scored, opt)
+		pb := 0.0
+		for _, r := range scored {
+			pb = max(pb, r.EvidenceScore)
+		}
+		weakest = min(weakest, pb)
+	}
+	return max(best, weakest)
 }
 
 func nonNil(e []answer.Evidence) []answer.Evidence {

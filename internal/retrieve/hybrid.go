@@ -96,6 +96,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 
 	var info Info
 	info.Terms = s.ix.Terms(query)
+	qtype := analysis.QuestionType(query)
 	// BM25 runs even in vector mode: its zero-hit signal is reported.
 	lex, _ := s.ix.Lexical(info.Terms, opt.Candidates)
 	lex = exclude(lex, opt.Exclude)
@@ -156,13 +157,30 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		}
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool {
+	byScore := func(a, b int) bool {
 		ca, cb := cands[ids[a]], cands[ids[b]]
 		if ca.score != cb.score {
 			return ca.score > cb.score
 		}
 		return ids[a] < ids[b]
-	})
+	}
+	sort.Slice(ids, byScore)
+	// A section whose own heading names what the question asks about is
+	// what the question is looking for, however long its body: the leading
+	// candidates gain SectionBonus times the share of the question their
+	// own headings cover, and are ordered again.
+	if n := min(len(ids), max(3*opt.K, 30)); n > 1 && opt.Fusion == FusionMinMax {
+		cov := make([]float64, n)
+		top := minSectionShare
+		for i, id := range ids[:n] {
+			cov[i] = sectionCoverage(info.Terms, s.ix.Chunk(id).Heading)
+			top = max(top, cov[i])
+		}
+		for i, id := range ids[:n] {
+			cands[id].score += SectionBonus * cov[i] / top
+		}
+		sort.Slice(ids[:n], byScore)
+	}
 	if len(ids) > opt.K {
 		ids = ids[:opt.K]
 	}
@@ -185,7 +203,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, ch.Text, cos, w)),
+			EvidenceScore: round4(s.evidence(info.Terms, qtype, ch.Text, cos, w)),
 		})
 	}
 	info.Elapsed = time.Since(start)
@@ -197,9 +215,13 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 // always 1.0): the IDF-weighted share of the query's distinct terms that
 // occur in the chunk (a term unknown to the corpus weighs as much as the
 // rarest term, and counts as missing), blended with the chunk's cosine
-// similarity by the same weights as the fusion.
-func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float64 {
-	cov := s.coverage(qterms, text)
+// similarity by the same weights as the fusion. When the question asks for
+// a kind of fact that a pattern can recognise — a number of days, a date, a
+// penalty — and the best passage holds none, the coverage is scaled by
+// MissingTypeFactor: a passage on the right topic that lacks the asked
+// detail is the near miss the refusal must catch.
+func (s *Searcher) evidence(qterms []string, qtype analysis.AnswerType, text string, cos, w float64) float64 {
+	cov := s.coverage(qterms, qtype, text)
 	if !s.ix.HasVectors() {
 		return cov
 	}
@@ -209,19 +231,72 @@ func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float6
 	return w*cov + (1-w)*cos
 }
 
+// SectionBonus is the most a chunk's own section headings add to its fused
+// score: the leading candidates whose own headings cover the most of the
+// question gain it in full, the others in proportion (see sectionCoverage).
+const SectionBonus = 0.3
+
+// minSectionShare is the share of the question's words a heading must cover
+// to earn the full SectionBonus; below it the bonus shrinks in proportion,
+// so one shared everyday word never counts as a section match.
+const minSectionShare = 0.2
+
+// sectionCoverage is the share of the query's distinct words — request
+// words such as 手順 included, predicates left out — that a chunk's own
+// headings hold: its heading path without the first element, the document
+// title that every chunk of the document shares. A chunk directly under
+// the title scores 0.
+func sectionCoverage(qterms []string, heading string) float64 {
+	i := strings.Index(heading, " > ")
+	if i < 0 {
+		return 0
+	}
+	own := analysis.Normalize(heading[i+3:])
+	n, hit := 0, 0
+	seen := map[string]bool{}
+	for _, t := range qterms {
+		if strings.HasPrefix(t, analysis.NGramPrefix) || analysis.IsPredicate(t) || seen[t] {
+			continue
+		}
+		seen[t] = true
+		n++
+		if analysis.Present(own, t) {
+			hit++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(hit) / float64(n)
+}
+
+// MissingTypeFactor scales the coverage of a passage that lacks an
+// expression of the kind of fact the question strictly asks for (see
+// analysis.AnswerType.Strict).
+const MissingTypeFactor = 0.6
+
 // coverage is the IDF-weighted share of the query's distinct word terms
 // found in text. Character n-gram terms are left out: the n-grams that span
 // a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
 // while saying nothing about the evidence. A query with no word terms at all
 // falls back to its n-grams.
-func (s *Searcher) coverage(qterms []string, text string) float64 {
+func (s *Searcher) coverage(qterms []string, qtype analysis.AnswerType, text string) float64 {
+	// A query with word terms is covered by its content words; one whose
+	// words are all request words (「存在しない手順について教えて」) asks about
+	// nothing the evidence could hold. Only a query without any word term
+	// (symbols, a script the analyser has no words for) falls back to its
+	// n-grams.
 	words := qterms[:0:0]
+	hasWords := false
 	for _, t := range qterms {
-		if !strings.HasPrefix(t, analysis.NGramPrefix) && !analysis.IsRequestWord(t) {
-			words = append(words, t)
+		if !strings.HasPrefix(t, analysis.NGramPrefix) {
+			hasWords = true
+			if !analysis.IsRequestWord(t) {
+				words = append(words, t)
+			}
 		}
 	}
-	if len(words) > 0 {
+	if hasWords {
 		qterms = words
 	}
 	if len(qterms) == 0 {
@@ -241,6 +316,9 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 		}
 		seen[t] = true
 		idf := s.ix.IDF(t)
+		if analysis.IsPredicate(t) {
+			idf *= analysis.PredicateWeight
+		}
 		den += idf
 		terms = append(terms, qt{t, idf})
 	}
@@ -263,12 +341,13 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 			headings = append(headings, line)
 			continue
 		}
-		sentences = append(sentences, splitSentences(line)...)
+		sentences = append(sentences, analysis.Sentences(line)...)
 	}
 	heading := strings.Join(headings, "\n")
 	if len(sentences) == 0 {
 		sentences = []string{""}
 	}
+	strict := qtype.Strict()
 	best := 0.0
 	for i := range sentences {
 		window := sentences[i]
@@ -284,31 +363,16 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 				num += t.idf / 2
 			}
 		}
-		best = max(best, num/den)
+		cov := num / den
+		if strict && !qtype.Satisfied(window) {
+			cov *= MissingTypeFactor
+		}
+		best = max(best, cov)
 		if i+1 >= len(sentences)-1 {
 			break
 		}
 	}
 	return best
-}
-
-// splitSentences splits a line after 。！？!? and ". ".
-func splitSentences(line string) []string {
-	var out []string
-	start := 0
-	rs := []rune(line)
-	for i, r := range rs {
-		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
-			(r == '.' && (i+1 == len(rs) || rs[i+1] == ' '))
-		if end {
-			out = append(out, string(rs[start:i+1]))
-			start = i + 1
-		}
-	}
-	if start < len(rs) {
-		out = append(out, string(rs[start:]))
-	}
-	return out
 }
 
 func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
@@ -347,3 +411,28 @@ func minmax(hs []index.Hit) []float64 {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// Rescore recomputes the absolute evidence score of results against query,
+// in place, with the same formula Search uses. Evidence gathered by several
+// searches — the agentic loop's facet queries, each covering part of the
+// question — is judged this way against the whole question, so that every
+// retrieval strategy passes the same insufficient-evidence gate.
+func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, opt Options) {
+	if len(results) == 0 {
+		return
+	}
+	terms := s.ix.Terms(query)
+	qtype := analysis.QuestionType(query)
+	w := opt.BM25Weight
+	cos := map[string]float64{}
+	if w < 1 && s.ix.HasVectors() {
+		if q, err := s.ix.EmbedQuery(ctx, query, terms); err == nil {
+			for _, h := range s.ix.Dense(q, max(opt.Candidates, 10*opt.K, 100)) {
+				cos[s.ix.Chunk(h.Chunk).ID] = h.Score
+			}
+		}
+	}
+	for i := range results {
+		results[i].EvidenceScore = round4(s.evidence(terms, qtype, results[i].Text, cos[results[i].ChunkID], w))
+	}
+}
