@@ -233,6 +233,11 @@ const maxPDFHeadingRunes = 60
 // headingLevel returns the Markdown level (1–3) of a line that opens with a
 // section number, or 0.
 func headingLevel(line string) int {
+	// Most lines cannot open with a number; skip the regexps for them.
+	first, _ := utf8.DecodeRuneInString(line)
+	if !unicode.IsDigit(first) && !strings.ContainsRune("第問QＱ(（ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ", first) {
+		return 0
+	}
 	switch {
 	case headingQuestion.MatchString(line):
 		return 2
@@ -265,7 +270,7 @@ func headingLevel(line string) int {
 	// The title must start with a letter, not a number or a unit: 「1.5 倍」
 	// and 「2-3 件」 are values, 「7.0g」 an amount. A Latin letter or a digit
 	// must be set apart from the number (「1. 2024 年の状況」「2. API の設定」).
-	first, _ := utf8.DecodeRuneInString(m[4])
+	first, _ = utf8.DecodeRuneInString(m[4])
 	spaced := len(m[0]) > len(m[1])+len(m[2])+len(m[3])+len(m[4])
 	switch {
 	case first < utf8.RuneSelf && (unicode.IsLetter(first) || unicode.IsDigit(first)):
@@ -348,11 +353,11 @@ type pageWidths struct{ widest, full int }
 // headingCandidate returns the heading level line would have, or 0.
 func headingCandidate(line string, pw pageWidths) int {
 	n := utf8.RuneCountInString(line)
-	if n < 2 || n > maxPDFHeadingRunes || strings.HasPrefix(line, "#") || leaderDots.MatchString(line) {
+	if n < 2 || n > maxPDFHeadingRunes {
 		return 0
 	}
 	lvl := headingLevel(line)
-	if lvl == 0 || lvl > maxPDFHeadingLevel {
+	if lvl == 0 || lvl > maxPDFHeadingLevel || leaderDots.MatchString(line) {
 		return 0
 	}
 	// A line as wide as the widest on the page most likely wraps on.
