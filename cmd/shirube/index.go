@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -18,6 +19,7 @@ import (
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
 )
 
 func addDirFlags(cmd *cobra.Command) {
@@ -179,6 +181,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 				"generation":   m.Generation,
 				"data_dir":     m.DataDir,
 				"database_dir": m.DatabaseDir,
+				"bm25_weight":  weightPolicy(g.cfg, m.Embedder.Kind),
 			}
 			zh, err := zeroHits(cmd.Context(), g.cfg)
 			if err != nil {
@@ -194,9 +197,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return enc.Encode(st)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\n",
+			fmt.Fprintf(w, "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\nbm25 weight: %s\n",
 				g.cfg.IndexDir, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
-				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir)
+				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir, weightPolicy(g.cfg, m.Embedder.Kind))
 			if zh != nil {
 				fmt.Fprintf(w, "queries:    %d distinct in %s; BM25 matches nothing for %d (%.1f %%)\n", zh.Queries, zh.LogsDir, zh.ZeroHit, 100*zh.ZeroHitRate)
 				for _, q := range zh.Examples {
@@ -210,6 +213,20 @@ func newStatusCmd(g *globals) *cobra.Command {
 	cmd.Flags().String("logs", config.DefaultLogsDir, "audit log folder whose questions are checked against the index")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
 	return cmd
+}
+
+// weightPolicy says which BM25 weight searches of an index with the given
+// embedder use: the one the user set, the seed's fixed 0.6 for a neural
+// embedder, else the per-query gate of the local embedder.
+func weightPolicy(cfg config.Config, embedder string) string {
+	w := strconv.FormatFloat(cfg.BM25Weight, 'g', -1, 64)
+	switch {
+	case cfg.BM25WeightSet:
+		return w + " (set)"
+	case embedder == "openai":
+		return w + " (fixed for a neural embedder)"
+	}
+	return fmt.Sprintf("auto per query: 1.0 when BM25's best passage holds ≥ %.2g of the query's words, else %.2g", retrieve.GateCoverage, retrieve.GateHybridWeight)
 }
 
 // zeroHits checks the audit log's questions against the configured index;

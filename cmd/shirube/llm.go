@@ -96,6 +96,7 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string), logger assistant.Logger, trace io.Writer) (*assistant.Assistant, chatModel, error) {
 	var gen assistant.Generator
 	var model chatModel
+	lookahead := 0
 	switch cfg.EffectiveGenerator() {
 	case "llm":
 		m, name, err := newChatModel(cfg)
@@ -106,11 +107,13 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
 	default:
 		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
+		lookahead = 3
 	}
 	opt := assistant.Options{
-		Search:            searchOptions(cfg),
-		EvidenceThreshold: cfg.EvidenceThreshold,
-		Warn:              warn,
+		Search:             searchOptions(cfg),
+		EvidenceThreshold:  cfg.EvidenceThreshold,
+		Warn:               warn,
+		ProcedureLookahead: lookahead,
 	}
 	if cfg.Profile != "" {
 		opt.Retrieve = agentRetriever(cfg.Profile, tok, trace)

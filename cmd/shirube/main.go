@@ -125,6 +125,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	num("chunk-overlap", &c.ChunkOverlap)
 	num("k", &c.K)
 	flt("bm25-weight", &c.BM25Weight)
+	if fl := f.Lookup("bm25-weight"); fl != nil && fl.Changed {
+		c.BM25WeightSet = true
+	}
 	str("fusion", &c.Fusion)
 	flt("evidence-threshold", &c.EvidenceThreshold)
 	flt("claim-coverage", &c.ClaimCoverage)

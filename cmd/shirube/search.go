@@ -31,8 +31,20 @@ func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, e
 	return retrieve.New(ix), nil
 }
 
+// searchOptions are the configured search settings. Unless the user set a
+// BM25 weight, each search chooses its own (retrieve.Options.AutoWeight).
 func searchOptions(cfg config.Config) retrieve.Options {
-	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion}
+	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion, AutoWeight: !cfg.BM25WeightSet}
+}
+
+// searchJSON is what `search --json` prints: the shape of GET /api/search,
+// with the fusion weight the search used.
+type searchJSON struct {
+	Query      string            `json:"query"`
+	K          int               `json:"k"`
+	BM25Weight float64           `json:"bm25_weight"`
+	AutoWeight bool              `json:"auto_weight"`
+	Results    []retrieve.Result `json:"results"`
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -49,7 +61,8 @@ func newSearchCmd(g *globals) *cobra.Command {
 			}
 			opt := searchOptions(g.cfg)
 			opt.Mode = mode
-			res, info, err := s.Search(cmd.Context(), strings.Join(args, " "), opt)
+			query := strings.Join(args, " ")
+			res, info, err := s.Search(cmd.Context(), query, opt)
 			if err != nil {
 				return err
 			}
@@ -63,9 +76,14 @@ func newSearchCmd(g *globals) *cobra.Command {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				return enc.Encode(res)
+				return enc.Encode(searchJSON{Query: query, K: opt.K, BM25Weight: info.BM25Weight, AutoWeight: info.AutoWeight, Results: res})
 			}
 			w := cmd.OutOrStdout()
+			how := "set"
+			if info.AutoWeight {
+				how = "chosen for this query"
+			}
+			fmt.Fprintf(w, "(BM25 weight %.2g, %s)\n", info.BM25Weight, how)
 			if len(res) == 0 {
 				fmt.Fprintln(w, "no results")
 				return nil

@@ -219,6 +219,9 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 		}
 		hn := analysis.Normalize(own)
 		score := 0.0
+		if analysis.IsProcedure(hn) {
+			score += 0.5 // the heading names a procedure (手順, 方法 …)
+		}
 		for t := range terms {
 			if analysis.Present(hn, t) {
 				w := 1.0

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/guard"
@@ -64,6 +65,11 @@ type Options struct {
 	Warn              func(string)     // audit-log failures and other warnings
 	// Retrieve, when set, is used instead of one Searcher.Search call.
 	Retrieve Retriever
+	// ProcedureLookahead, when above 1, lets the generator choose the
+	// section that answers a procedure question from this many times K
+	// results (the extractive generator's procedure steps); the gate and
+	// the reported results stay the top K plus what the answer cites.
+	ProcedureLookahead int
 }
 
 // Assistant answers questions. Create it with New.
@@ -157,15 +163,33 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 			results, extraUnknowns = got.Results, got.Unknowns
 			best = gate(ctx, s, effective, got, sopt)
 		} else {
-			results, _, err = s.Search(ctx, effective, sopt)
-			for _, r := range results {
-				best = max(best, r.EvidenceScore)
+			var info retrieve.Info
+			wide := sopt
+			if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
+				// A procedure's steps often sit in a long section that
+				// ranks below shorter ones mentioning the same words: the
+				// generator looks further down for the section whose
+				// heading names the procedure. The gate and the reported
+				// results stay the top K.
+				wide.K = a.opt.ProcedureLookahead * sopt.K
+			}
+			results, info, err = s.Search(ctx, effective, wide)
+			// The audit log records the weight this search used (chosen
+			// per query unless the user set one).
+			sopt.BM25Weight = info.BM25Weight
+			for i, r := range results {
+				if i < sopt.K {
+					best = max(best, r.EvidenceScore)
+				}
 			}
 		}
 		if err != nil {
 			return rep, fmt.Errorf("search: %w", err)
 		}
 		rep.SearchResults = results
+		if len(results) > sopt.K {
+			rep.SearchResults = results[:sopt.K]
+		}
 		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
@@ -186,6 +210,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		}
 		rep.Answer = ans.Text
 		rep.Evidence = nonNil(ans.Evidence)
+		rep.SearchResults = withCited(rep.SearchResults, results, rep.Evidence)
 		rep.Unknowns = nonNilS(append(ans.Unknowns, extraUnknowns...))
 		rep.TokenUsage = ans.Usage
 		rep.CostUSD = ans.CostUSD
@@ -263,6 +288,20 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 		weakest = min(weakest, pb)
 	}
 	return max(best, weakest)
+}
+
+// withCited returns shown plus the results beyond it that the answer cites,
+// so that every citation has its search result.
+func withCited(shown, all []retrieve.Result, ev []answer.Evidence) []retrieve.Result {
+	for _, r := range all[len(shown):] {
+		for _, e := range ev {
+			if e.File == r.File && e.Heading == r.Heading {
+				shown = append(shown, r)
+				break
+			}
+		}
+	}
+	return shown
 }
 
 func nonNil(e []answer.Evidence) []answer.Evidence {

@@ -60,7 +60,12 @@ type Config struct {
 	ChunkOverlap int     // runes of overlap (SHIRUBE_CHUNK_OVERLAP)
 	K            int     // results per query (SHIRUBE_K)
 	BM25Weight   float64 // weight of the BM25 leg; vector weight is 1 − this (SHIRUBE_BM25_WEIGHT)
-	Fusion       string  // minmax or rrf (SHIRUBE_FUSION)
+	// BM25WeightSet records that the user set BM25Weight (environment,
+	// .env or --bm25-weight). When not, searches choose the weight per
+	// query (retrieve.Options.AutoWeight) and BM25Weight only blends the
+	// evidence score and fuses the legs of a neural-embedder index.
+	BM25WeightSet bool
+	Fusion        string // minmax or rrf (SHIRUBE_FUSION)
 	// EvidenceThreshold is the absolute evidence score below which the
 	// answer is refused as insufficient evidence (SHIRUBE_EVIDENCE_THRESHOLD).
 	EvidenceThreshold float64
@@ -176,6 +181,7 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	num("SHIRUBE_CHUNK_OVERLAP", &c.ChunkOverlap)
 	num("SHIRUBE_K", &c.K)
 	flt("SHIRUBE_BM25_WEIGHT", &c.BM25Weight)
+	_, c.BM25WeightSet = lookup("SHIRUBE_BM25_WEIGHT")
 	str("SHIRUBE_FUSION", &c.Fusion)
 	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
 	flt("SHIRUBE_CLAIM_COVERAGE", &c.ClaimCoverage)
@@ -281,6 +287,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// bm25WeightLine describes the BM25 weight for `shirube config`: the value
+// when the user set one, else how searches choose it.
+func (c Config) bm25WeightLine() string {
+	v := strconv.FormatFloat(c.BM25Weight, 'g', -1, 64)
+	if c.BM25WeightSet {
+		return v
+	}
+	return v + " (not set: local embedder — 1.0 per query when BM25's best passage holds the query's words, else 0.8; openai embedder — " + v + ")"
+}
+
 // VectorWeight is 1 − BM25Weight, as the UI shows it.
 func (c Config) VectorWeight() float64 { return 1 - c.BM25Weight }
 
@@ -351,7 +367,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_CHUNK_SIZE":         strconv.Itoa(c.ChunkSize),
 		"SHIRUBE_CHUNK_OVERLAP":      strconv.Itoa(c.ChunkOverlap),
 		"SHIRUBE_K":                  strconv.Itoa(c.K),
-		"SHIRUBE_BM25_WEIGHT":        strconv.FormatFloat(c.BM25Weight, 'g', -1, 64),
+		"SHIRUBE_BM25_WEIGHT":        c.bm25WeightLine(),
 		"SHIRUBE_VECTOR_WEIGHT":      strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)",
 		"SHIRUBE_FUSION":             c.Fusion,
 		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),

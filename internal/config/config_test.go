@@ -27,9 +27,12 @@ func TestLoadPrecedence(t *testing.T) {
 		expect string
 	}{
 		{"defaults", nil, "", func(c Config) bool {
-			return c.K == 4 && c.BM25Weight == 0.6 && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
+			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
 		}, "seed 002 §8.6 defaults"},
-		{"dotenv with BOM", nil, dotenv, func(c Config) bool { return c.K == 7 && c.BM25Weight == 0.3 && c.OpenAIKey == "sk-file-123456789" }, ".env values"},
+		{"dotenv with BOM", nil, dotenv, func(c Config) bool {
+			return c.K == 7 && c.BM25Weight == 0.3 && c.BM25WeightSet && c.OpenAIKey == "sk-file-123456789"
+		}, ".env values, the weight marked as set"},
+		{"weight set in the environment", map[string]string{"SHIRUBE_BM25_WEIGHT": "0.6"}, "", func(c Config) bool { return c.BM25Weight == 0.6 && c.BM25WeightSet }, "0.6, marked as set"},
 		{"env beats dotenv", map[string]string{"SHIRUBE_K": "9"}, dotenv, func(c Config) bool { return c.K == 9 && c.BM25Weight == 0.3 }, "environment wins"},
 		{"claim verification settings", map[string]string{"SHIRUBE_CLAIM_COVERAGE": "0.8", "SHIRUBE_KEEP_UNVERIFIED": "1"}, "", func(c Config) bool { return c.ClaimCoverage == 0.8 && c.KeepUnverified }, "coverage 0.8, keep unverified"},
 		{"missing dotenv is fine", nil, filepath.Join(dir, "nope.env"), func(c Config) bool { return c.K == 4 }, "defaults"},

@@ -34,11 +34,37 @@ type Options struct {
 	// Exclude, when set, hides chunks as if they were not in the index
 	// (leave-one-out evaluation). Hidden chunks are dropped before fusion.
 	Exclude func(chunk int) bool
+	// AutoWeight lets the search choose the fusion weight (the default
+	// when the user has not set one). Over an index with the local
+	// embedder, each query is gated: BM25 alone when BM25's best passage
+	// holds at least GateCoverage of the query's words, else BM25 at
+	// GateHybridWeight (see gateWeight). With a neural embedder the fixed
+	// BM25Weight (seed 002: 0.6) is kept. BM25Weight still blends the
+	// evidence score, so the refusal threshold calibrated on it holds.
+	AutoWeight bool
 }
+
+// The local-embedder gate of AutoWeight, chosen on half of JSQuAD's
+// articles and half of SciFact's queries and checked on the other halves
+// (docs/BENCHMARKS.md).
+const (
+	// GateCoverage is the IDF-weighted share of the query's words that
+	// BM25's best passage must hold for the vector leg to be left out.
+	GateCoverage = 0.6
+	// GateHybridWeight is the BM25 weight when the vector leg is let in.
+	GateHybridWeight = 0.8
+)
 
 // Info describes how a search went, for benchmarks and diagnostics.
 type Info struct {
-	Terms       []string      // analysed query terms
+	Terms []string // analysed query terms
+	// BM25Weight is the fusion weight this search used (1 = BM25 alone),
+	// and AutoWeight whether the search chose it (Options.AutoWeight).
+	BM25Weight float64
+	AutoWeight bool
+	// TopCoverage is the IDF-weighted share of the query's words held by
+	// BM25's best passage, measured when the gate decided the weight.
+	TopCoverage float64
 	LexicalHits int           // candidates from BM25
 	DenseHits   int           // candidates from the vector leg
 	ZeroHit     bool          // the BM25 leg matched nothing
@@ -84,15 +110,20 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		opt.Candidates = max(10*opt.K, 100)
 	}
 	w := opt.BM25Weight
+	auto := false
 	switch opt.Mode {
 	case "bm25":
 		w = 1
 	case "vector":
 		w = 0
 	case "", "hybrid":
+		auto = opt.AutoWeight && s.ix.Meta().Embedder.Kind != "openai"
 	default:
 		return nil, Info{}, fmt.Errorf("mode %q: use bm25, vector or hybrid", opt.Mode)
 	}
+	// The evidence score blends by the weight given (the seed's 0.6 unless
+	// the user set one), not by the weight the gate picks per query.
+	ew := w
 
 	var info Info
 	info.Terms = s.ix.Terms(query)
@@ -102,8 +133,12 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	lex = exclude(lex, opt.Exclude)
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
+	if auto {
+		w, info.TopCoverage = s.gateWeight(info.Terms, lex)
+	}
+	info.BM25Weight, info.AutoWeight = w, opt.AutoWeight && opt.Mode != "bm25" && opt.Mode != "vector"
 	var dense []index.Hit
-	if w < 1 && s.ix.HasVectors() {
+	if (w < 1 || ew < 1) && s.ix.HasVectors() {
 		q, err := s.ix.EmbedQuery(ctx, query, info.Terms)
 		if err != nil {
 			info.VectorError = err
@@ -112,6 +147,12 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		}
 	}
 	info.DenseHits = len(dense)
+	// Cosines of the dense candidates feed the evidence score even when
+	// the fusion leaves the vector leg out.
+	cosOf := make(map[int]float64, len(dense))
+	for _, h := range dense {
+		cosOf[h.Chunk] = h.Score
+	}
 	if w == 1 {
 		dense = nil
 	}
@@ -157,30 +198,13 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		}
 		ids = append(ids, id)
 	}
-	byScore := func(a, b int) bool {
+	sort.Slice(ids, func(a, b int) bool {
 		ca, cb := cands[ids[a]], cands[ids[b]]
 		if ca.score != cb.score {
 			return ca.score > cb.score
 		}
 		return ids[a] < ids[b]
-	}
-	sort.Slice(ids, byScore)
-	// A section whose own heading names what the question asks about is
-	// what the question is looking for, however long its body: the leading
-	// candidates gain SectionBonus times the share of the question their
-	// own headings cover, and are ordered again.
-	if n := min(len(ids), max(3*opt.K, 30)); n > 1 && opt.Fusion == FusionMinMax {
-		cov := make([]float64, n)
-		top := minSectionShare
-		for i, id := range ids[:n] {
-			cov[i] = sectionCoverage(info.Terms, s.ix.Chunk(id).Heading)
-			top = max(top, cov[i])
-		}
-		for i, id := range ids[:n] {
-			cands[id].score += SectionBonus * cov[i] / top
-		}
-		sort.Slice(ids[:n], byScore)
-	}
+	})
 	if len(ids) > opt.K {
 		ids = ids[:opt.K]
 	}
@@ -188,10 +212,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	for _, id := range ids {
 		c := cands[id]
 		ch := s.ix.Chunk(id)
-		cos := c.cos
-		if !c.inVec && s.ix.HasVectors() && w < 1 {
-			cos = 0
-		}
+		cos := cosOf[id] // 0 when the chunk is not among the dense candidates
 		out = append(out, Result{
 			ChunkID:       ch.ID,
 			File:          ch.File,
@@ -203,11 +224,79 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, qtype, ch.Text, cos, w)),
+			EvidenceScore: round4(s.evidence(info.Terms, qtype, ch.Text, cos, ew)),
 		})
 	}
 	info.Elapsed = time.Since(start)
 	return out, info, nil
+}
+
+// gateWeight is AutoWeight's fusion weight for one query over an index with
+// the local embedder: 1 (BM25 alone) when BM25's best passage holds at least
+// GateCoverage of the query's words, else GateHybridWeight. It also returns
+// that share.
+//
+// The local vector leg is a compressed model of the same words BM25
+// matches. When the best BM25 passage already holds the query's words, the
+// lexical evidence is complete and the vector leg can only reorder it by
+// noise (on JSQuAD, where questions reuse the passage's words, every fixed
+// weight below 1 loses nDCG@10). When it does not (a paraphrase, as SciFact's
+// claims are), the vector leg's word associations help find the passage.
+func (s *Searcher) gateWeight(qterms []string, lex []index.Hit) (float64, float64) {
+	if len(lex) == 0 {
+		return GateHybridWeight, 0
+	}
+	cov := s.wordShare(qterms, analysis.Normalize(s.ix.Chunk(lex[0].Chunk).Text))
+	if cov >= GateCoverage {
+		return 1, cov
+	}
+	return GateHybridWeight, cov
+}
+
+// wordShare is the IDF-weighted share of the query's distinct word terms
+// (character n-grams and request words left out, as in coverage; a query
+// with no word terms falls back to its n-grams) present in normalised text.
+func (s *Searcher) wordShare(qterms []string, norm string) float64 {
+	words := evidenceTerms(qterms)
+	seen := map[string]bool{}
+	var num, den float64
+	for _, t := range words {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		idf := s.ix.IDF(t)
+		den += idf
+		if analysis.Present(norm, t) {
+			num += idf
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// evidenceTerms are the query terms the evidence is measured on: its word
+// terms without request words. A query whose words are all request words
+// (「存在しない手順について教えて」) asks about nothing the evidence could
+// hold and gets none; only a query without any word term (symbols, a script
+// the analyser has no words for) falls back to its n-grams.
+func evidenceTerms(qterms []string) []string {
+	words := qterms[:0:0]
+	hasWords := false
+	for _, t := range qterms {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) {
+			hasWords = true
+			if !analysis.IsRequestWord(t) {
+				words = append(words, t)
+			}
+		}
+	}
+	if hasWords {
+		return words
+	}
+	return qterms
 }
 
 // evidence is the absolute evidence score of a chunk for a query, in 0–1 and
@@ -231,45 +320,6 @@ func (s *Searcher) evidence(qterms []string, qtype analysis.AnswerType, text str
 	return w*cov + (1-w)*cos
 }
 
-// SectionBonus is the most a chunk's own section headings add to its fused
-// score: the leading candidates whose own headings cover the most of the
-// question gain it in full, the others in proportion (see sectionCoverage).
-const SectionBonus = 0.3
-
-// minSectionShare is the share of the question's words a heading must cover
-// to earn the full SectionBonus; below it the bonus shrinks in proportion,
-// so one shared everyday word never counts as a section match.
-const minSectionShare = 0.2
-
-// sectionCoverage is the share of the query's distinct words — request
-// words such as 手順 included, predicates left out — that a chunk's own
-// headings hold: its heading path without the first element, the document
-// title that every chunk of the document shares. A chunk directly under
-// the title scores 0.
-func sectionCoverage(qterms []string, heading string) float64 {
-	i := strings.Index(heading, " > ")
-	if i < 0 {
-		return 0
-	}
-	own := analysis.Normalize(heading[i+3:])
-	n, hit := 0, 0
-	seen := map[string]bool{}
-	for _, t := range qterms {
-		if strings.HasPrefix(t, analysis.NGramPrefix) || analysis.IsPredicate(t) || seen[t] {
-			continue
-		}
-		seen[t] = true
-		n++
-		if analysis.Present(own, t) {
-			hit++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return float64(hit) / float64(n)
-}
-
 // MissingTypeFactor scales the coverage of a passage that lacks an
 // expression of the kind of fact the question strictly asks for (see
 // analysis.AnswerType.Strict).
@@ -281,24 +331,7 @@ const MissingTypeFactor = 0.6
 // while saying nothing about the evidence. A query with no word terms at all
 // falls back to its n-grams.
 func (s *Searcher) coverage(qterms []string, qtype analysis.AnswerType, text string) float64 {
-	// A query with word terms is covered by its content words; one whose
-	// words are all request words (「存在しない手順について教えて」) asks about
-	// nothing the evidence could hold. Only a query without any word term
-	// (symbols, a script the analyser has no words for) falls back to its
-	// n-grams.
-	words := qterms[:0:0]
-	hasWords := false
-	for _, t := range qterms {
-		if !strings.HasPrefix(t, analysis.NGramPrefix) {
-			hasWords = true
-			if !analysis.IsRequestWord(t) {
-				words = append(words, t)
-			}
-		}
-	}
-	if hasWords {
-		qterms = words
-	}
+	qterms = evidenceTerms(qterms)
 	if len(qterms) == 0 {
 		return 0
 	}

@@ -55,6 +55,7 @@ func (s *Server) searchOptions(k int, w *float64) (retrieve.Options, error) {
 			return opt, badRequest("invalid_bm25_weight", "bm25_weight は 0.0〜1.0 で指定してください (受け取った値: %g)", *w)
 		}
 		opt.BM25Weight = *w
+		opt.AutoWeight = false
 	}
 	return opt, nil
 }
@@ -223,9 +224,13 @@ func (s *sseWriter) data(b []byte) {
 
 // SearchResponse is the reply of GET /api/search.
 type SearchResponse struct {
-	Query   string            `json:"query"`
-	K       int               `json:"k"`
-	Results []retrieve.Result `json:"results"`
+	Query string `json:"query"`
+	K     int    `json:"k"`
+	// BM25Weight is the fusion weight the search used; AutoWeight says it
+	// was chosen for this query (no bm25_weight given, none configured).
+	BM25Weight float64           `json:"bm25_weight"`
+	AutoWeight bool              `json:"auto_weight"`
+	Results    []retrieve.Result `json:"results"`
 }
 
 // handleSearch answers GET /api/search?q=…&k=…&bm25_weight=… with the
@@ -265,7 +270,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.AskTimeout)
 	defer cancel()
-	res, _, err := searcher.Search(ctx, q, sopt)
+	res, info, err := searcher.Search(ctx, q, sopt)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "search_failed", "検索に失敗しました: "+err.Error())
 		return
@@ -273,5 +278,5 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if res == nil {
 		res = []retrieve.Result{}
 	}
-	writeJSON(w, http.StatusOK, SearchResponse{Query: q, K: sopt.K, Results: res})
+	writeJSON(w, http.StatusOK, SearchResponse{Query: q, K: sopt.K, BM25Weight: info.BM25Weight, AutoWeight: info.AutoWeight, Results: res})
 }
