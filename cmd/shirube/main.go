@@ -72,6 +72,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		},
 	}
 	root.PersistentFlags().StringVar(&g.envFile, "env-file", ".env", "dotenv file to read settings from (missing is fine)")
+	root.PersistentFlags().Duration("llm-timeout", config.DefaultLLMTimeout, "limit on each whole LLM call, retries and streaming included (SHIRUBE_LLM_TIMEOUT)")
 	root.AddCommand(
 		newIndexCmd(g),
 		newSearchCmd(g),
@@ -140,6 +141,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	str("provider", &c.Provider)
 	str("model", &c.LLMModel)
 	str("profile", &c.Profile)
+	if err == nil {
+		err = set("llm-timeout", func() error { v, e := f.GetDuration("llm-timeout"); c.LLMTimeout = v; return e })
+	}
 	if err != nil {
 		return err
 	}

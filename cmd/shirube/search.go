@@ -16,11 +16,13 @@ import (
 // openSearcher loads the index named by the configuration.
 func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, error) {
 	var opt index.OpenOptions
-	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" && cfg.OpenAIKey != "" {
+	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" {
+		// Never a silent BM25-only search: the index's vectors need the
+		// same embedder for the questions.
 		cfg.EmbeddingModel = m.Embedder.Model
 		remote, err := newRemoteEmbedder(cfg)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the index in %s was built with the openai embedder (%s), so questions must be embedded too: %w", cfg.IndexDir, m.Embedder.Model, err)
 		}
 		opt.Remote = remote
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
@@ -30,8 +31,9 @@ type StreamGenerator interface {
 // Conversation is the history of one chat session.
 type Conversation interface {
 	// Rewrite turns a follow-up into a stand-alone query; other queries
-	// come back unchanged.
-	Rewrite(ctx context.Context, query string) (string, error)
+	// come back unchanged. The usage of a model call it made is counted
+	// in the answer's.
+	Rewrite(ctx context.Context, query string) (answer.Rewritten, error)
 	// History returns the previous exchanges, oldest first.
 	History() []llm.Message
 	// Add records an exchange.
@@ -58,11 +60,19 @@ type Retrieval struct {
 	Parts []string
 }
 
+// MaxQuestionRunes is the longest question accepted, in characters, on
+// the command line and in the API alike.
+const MaxQuestionRunes = 2000
+
+// DefaultSlowAnswer is the answer time above which a warning is logged
+// (seed 002 §9: タイムアウト（5秒超過） → 警告ログ、処理は継続).
+const DefaultSlowAnswer = 5 * time.Second
+
 // Options are an Assistant's settings.
 type Options struct {
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default 0.5)
-	Warn              func(string)     // audit-log failures and other warnings
+	Warn              func(string)     // audit-log failures, slow answers and other warnings
 	// Retrieve, when set, is used instead of one Searcher.Search call.
 	Retrieve Retriever
 	// ProcedureLookahead, when above 1, lets the generator choose the
@@ -70,6 +80,21 @@ type Options struct {
 	// results (the extractive generator's procedure steps); the gate and
 	// the reported results stay the top K plus what the answer cites.
 	ProcedureLookahead int
+	// Fallback answers when the generator fails (the model is down, out of
+	// time or cut off before writing anything): the extractive generator,
+	// from the same evidence. The reply then carries NoticeLLMUnavailable.
+	// nil means a generator failure fails the question.
+	Fallback Generator
+	// NewConversation builds the conversation for a request that carries
+	// History but no Conversation (an eval case's conversation_context),
+	// so its follow-up is rewritten like one in a chat. nil means an
+	// offline answer.Session over the searcher's analyser.
+	NewConversation func(history []llm.Message) Conversation
+	// SlowAnswer is the answer time above which Warn is told; 0 means
+	// DefaultSlowAnswer.
+	SlowAnswer time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // Assistant answers questions. Create it with New.
@@ -88,6 +113,12 @@ func New(s *retrieve.Searcher, gen Generator, log Logger, opt Options) *Assistan
 	}
 	if opt.Warn == nil {
 		opt.Warn = func(string) {}
+	}
+	if opt.SlowAnswer <= 0 {
+		opt.SlowAnswer = DefaultSlowAnswer
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
 	}
 	a := &Assistant{gen: gen, log: log, opt: opt}
 	a.searcher.Store(s)
@@ -121,30 +152,96 @@ type Request struct {
 	OnDelta func(string)
 }
 
-// Ask answers one question and writes its audit log line.
+// CheckQuestion returns q trimmed, or an error in Japanese when it is
+// empty or longer than MaxQuestionRunes.
+func CheckQuestion(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return "", ErrEmptyQuestion
+	}
+	if n := utf8.RuneCountInString(q); n > MaxQuestionRunes {
+		return "", fmt.Errorf("%w（%d 文字）— %d 文字以内にしてください", ErrQuestionTooLong, n, MaxQuestionRunes)
+	}
+	return q, nil
+}
+
+// Errors of CheckQuestion.
+var (
+	ErrEmptyQuestion   = errors.New("質問が空です — 質問を入力してください")
+	ErrQuestionTooLong = errors.New("質問が長すぎます")
+)
+
+// Ask answers one question and writes its audit log line — whatever the
+// outcome: an answer, a guardrail template, an extractive answer after a
+// model failure, an answer cut off mid-stream, a timeout, a client that
+// went away or an error (Reply.Outcome, auditlog.Outcome…). The returned
+// error is the question's failure; a failure to write the audit line is
+// reported in Reply.AuditError and through Options.Warn.
 func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
-	start := time.Now()
-	query := strings.TrimSpace(req.Query)
-	if query == "" {
-		return Reply{}, errors.New("the question is empty — type a question")
+	start := a.opt.Now()
+	query, err := CheckQuestion(req.Query)
+	if err != nil {
+		return Reply{}, err
 	}
 	rep := Reply{Query: query, Evidence: []answer.Evidence{}, Unknowns: []string{}, SearchResults: []retrieve.Result{}}
-	history := req.History
-	effective := query
-	if c := req.Conversation; c != nil {
-		history = c.History()
-		rw, err := c.Rewrite(ctx, query)
-		if err != nil {
-			a.opt.Warn(fmt.Sprintf("follow-up not rewritten: %v", err))
-		} else if rw = strings.TrimSpace(rw); rw != "" && rw != query {
-			effective = rw
-			rep.RewrittenQuery = rw
-		}
-	}
 	sopt := a.opt.Search
 	if req.Search.K > 0 {
 		sopt = req.Search
 	}
+	err = a.answer(ctx, req, &sopt, &rep)
+	elapsed := a.opt.Now().Sub(start)
+	rep.ProcessingTimeSec = roundSec(elapsed)
+	if err != nil {
+		rep.Outcome = outcomeOf(ctx, err)
+		rep.Error = err.Error()
+	}
+	if elapsed > a.opt.SlowAnswer {
+		a.opt.Warn(fmt.Sprintf("slow answer: %.1f s (over %s, seed 002 §9) for %q [%s]", elapsed.Seconds(), a.opt.SlowAnswer, auditlog.Excerpt(query, 60), rep.Outcome))
+	}
+	if c := req.Conversation; c != nil && err == nil {
+		c.Add(query, rep.Answer)
+	}
+	if aerr := a.audit(context.WithoutCancel(ctx), req, rep, sopt); aerr != nil {
+		rep.AuditError = aerr
+	}
+	return rep, err
+}
+
+// outcomeOf names how a failed question ended.
+func outcomeOf(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)):
+		return auditlog.OutcomeTimeout
+	case ctx.Err() != nil:
+		return auditlog.OutcomeCancelled
+	}
+	return auditlog.OutcomeError
+}
+
+// answer fills rep for the question rep.Query.
+func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Options, rep *Reply) error {
+	query := rep.Query
+	history := req.History
+	effective := query
+	conv := req.Conversation
+	if conv != nil {
+		history = conv.History()
+	} else if len(history) > 0 {
+		conv = a.conversationFrom(history)
+	}
+	if conv != nil {
+		rw, err := conv.Rewrite(ctx, query)
+		if err != nil {
+			a.opt.Warn(fmt.Sprintf("follow-up rewritten offline, the model was not available: %s", llm.Reason(err)))
+		}
+		rep.TokenUsage = addUsage(rep.TokenUsage, rw.Usage)
+		rep.CostUSD += rw.CostUSD
+		if q := strings.TrimSpace(rw.Query); q != "" && q != query {
+			effective = q
+			rep.RewrittenQuery = q
+		}
+	}
+	rep.Outcome = auditlog.OutcomeAnswered
 
 	switch {
 	case guard.DetectAmbiguous(effective):
@@ -159,12 +256,12 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		best := 0.0
 		if a.opt.Retrieve != nil {
 			var got Retrieval
-			got, err = a.opt.Retrieve(ctx, s, effective, sopt)
+			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
-			best = gate(ctx, s, effective, got, sopt)
+			best = gate(ctx, s, effective, got, *sopt)
 		} else {
 			var info retrieve.Info
-			wide := sopt
+			wide := *sopt
 			if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
 				// A procedure's steps often sit in a long section that
 				// ranks below shorter ones mentioning the same words: the
@@ -184,7 +281,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 			}
 		}
 		if err != nil {
-			return rep, fmt.Errorf("search: %w", err)
+			return fmt.Errorf("search: %w", err)
 		}
 		rep.SearchResults = results
 		if len(results) > sopt.K {
@@ -196,24 +293,19 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 			rep.Generator = "guard"
 			break
 		}
-		var ans answer.Answer
-		if sg, ok := a.gen.(StreamGenerator); ok && req.OnDelta != nil {
-			ans, err = sg.GenerateStream(ctx, effective, results, history, req.OnDelta)
-		} else {
-			ans, err = a.gen.Generate(ctx, effective, results, history)
-			if err == nil && req.OnDelta != nil {
-				req.OnDelta(ans.Text)
-			}
-		}
+		ans, err := a.generate(ctx, effective, results, history, req.OnDelta, rep)
 		if err != nil {
-			return rep, fmt.Errorf("generate answer: %w", err)
+			return err
 		}
 		rep.Answer = ans.Text
+		if rep.Notice != "" {
+			rep.Answer = rep.Notice + "\n\n" + ans.Text
+		}
 		rep.Evidence = nonNil(ans.Evidence)
 		rep.SearchResults = withCited(rep.SearchResults, results, rep.Evidence)
 		rep.Unknowns = nonNilS(append(ans.Unknowns, extraUnknowns...))
-		rep.TokenUsage = ans.Usage
-		rep.CostUSD = ans.CostUSD
+		rep.TokenUsage = addUsage(rep.TokenUsage, ans.Usage)
+		rep.CostUSD += ans.CostUSD
 		rep.Generator = ans.Generator
 		rep.RemovedCitations = ans.RemovedCitations
 		rep.Verification = ans.Verification
@@ -222,17 +314,86 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.Flags.DangerousOperation = true
 		rep.Answer = guard.Banner + "\n\n" + rep.Answer
 	}
-	rep.ProcessingTimeSec = roundSec(time.Since(start))
-	if c := req.Conversation; c != nil {
-		c.Add(query, rep.Answer)
-	}
-	a.audit(ctx, req, rep, sopt)
-	return rep, nil
+	return nil
 }
 
-func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retrieve.Options) {
+// generate writes the answer with the generator. When the model's stream
+// is cut off mid-answer, the part that arrived is kept and marked
+// incomplete; when the model fails otherwise (after its retries, or past
+// its time limit) and the caller is still waiting, the Fallback generator
+// answers from the same evidence with a notice.
+func (a *Assistant) generate(ctx context.Context, query string, results []retrieve.Result, history []llm.Message, onDelta func(string), rep *Reply) (answer.Answer, error) {
+	var ans answer.Answer
+	var err error
+	if sg, ok := a.gen.(StreamGenerator); ok && onDelta != nil {
+		ans, err = sg.GenerateStream(ctx, query, results, history, onDelta)
+	} else {
+		ans, err = a.gen.Generate(ctx, query, results, history)
+		if err == nil && onDelta != nil {
+			onDelta(ans.Text)
+		}
+	}
+	switch {
+	case err == nil:
+		return ans, nil
+	case ctx.Err() != nil:
+		// Cancelled or out of time: what was streamed so far goes to the
+		// audit log with the outcome.
+		if strings.TrimSpace(ans.Text) != "" {
+			rep.Answer, rep.Incomplete, rep.Generator = ans.Text, true, ans.Generator
+		}
+		return ans, fmt.Errorf("generate answer: %w", err)
+	case errors.Is(err, llm.ErrIncomplete) && strings.TrimSpace(ans.Text) != "":
+		rep.Incomplete = true
+		rep.Outcome = auditlog.OutcomeIncomplete
+		rep.LLMError = llm.Reason(err)
+		rep.Notice = NoticeIncomplete
+		a.opt.Warn(fmt.Sprintf("the model's answer was cut off (%s); the partial answer is shown marked incomplete", rep.LLMError))
+		return ans, nil
+	case a.opt.Fallback == nil:
+		return ans, fmt.Errorf("generate answer: %w", err)
+	}
+	fb, ferr := a.opt.Fallback.Generate(ctx, query, results, history)
+	if ferr != nil {
+		return fb, fmt.Errorf("generate answer: %w (extractive fallback: %v)", err, ferr)
+	}
+	rep.LLMUnavailable = true
+	rep.Outcome = auditlog.OutcomeLLMUnavailable
+	rep.LLMError = llm.Reason(err)
+	rep.Notice = NoticeLLMUnavailable(err)
+	a.opt.Warn(fmt.Sprintf("the model was unavailable (%s); answered extractively: %v", rep.LLMError, err))
+	if onDelta != nil {
+		onDelta(rep.Notice + "\n\n" + fb.Text)
+	}
+	return fb, nil
+}
+
+// conversationFrom is the conversation of a request that brings its own
+// history.
+func (a *Assistant) conversationFrom(history []llm.Message) Conversation {
+	if a.opt.NewConversation != nil {
+		return a.opt.NewConversation(history)
+	}
+	var tok answer.Tokenizer
+	if s := a.searcher.Load(); s != nil {
+		tok = s.Index().Analyzer()
+	}
+	c := answer.NewSession(answer.SessionOptions{Tokenizer: tok, MaxExchanges: max(answer.MaxConversationHistory, len(history))})
+	c.AddHistory(history)
+	return c
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{
+		PromptTokens:     a.PromptTokens + b.PromptTokens,
+		CompletionTokens: a.CompletionTokens + b.CompletionTokens,
+		TotalTokens:      a.TotalTokens + b.TotalTokens,
+	}
+}
+
+func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retrieve.Options) error {
 	if a.log == nil {
-		return
+		return nil
 	}
 	e := auditlog.Entry{
 		SessionID:         req.SessionID,
@@ -249,6 +410,11 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 		Flags:          auditlog.Flags(rep.Flags),
 		RewrittenQuery: rep.RewrittenQuery,
 		Generator:      rep.Generator,
+		Outcome:        rep.Outcome,
+		Incomplete:     rep.Incomplete,
+		LLMUnavailable: rep.LLMUnavailable,
+		LLMError:       rep.LLMError,
+		Error:          rep.Error,
 	}
 	for _, r := range rep.SearchResults {
 		e.SearchResults = append(e.SearchResults, auditlog.SearchResult{
@@ -258,7 +424,9 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 	}
 	if err := a.log.Log(ctx, e); err != nil {
 		a.opt.Warn(fmt.Sprintf("audit log not written: %v", err))
+		return err
 	}
+	return nil
 }
 
 // gate is the evidence a Retriever's results give the question, on the

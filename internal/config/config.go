@@ -16,10 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 )
@@ -48,6 +50,8 @@ const (
 	DefaultMaxFileSize    = 100 << 20
 	DefaultFusion         = "minmax"
 	DefaultEmbedder       = "local"
+	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
+	DefaultLLMTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -97,7 +101,12 @@ type Config struct {
 	AnthropicKey  string // ANTHROPIC_API_KEY
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
-	Token         string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+	// LLMTimeout bounds each whole LLM call — answer, verification
+	// re-check, follow-up rewrite, planner, judge, question generation —
+	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
+	// --llm-timeout; a Go duration such as 90s or a number of seconds).
+	LLMTimeout time.Duration
+	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 }
 
 // Default returns the built-in defaults.
@@ -119,6 +128,7 @@ func Default() Config {
 		MaxFileSize:       DefaultMaxFileSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
+		LLMTimeout:        DefaultLLMTimeout,
 	}
 }
 
@@ -218,10 +228,35 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
 	str("SHIRUBE_PRICES", &c.Prices)
 	str("SHIRUBE_TOKEN", &c.Token)
+	if v, ok := lookup("SHIRUBE_LLM_TIMEOUT"); ok {
+		d, err := ParseTimeout(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_LLM_TIMEOUT=%q: %w", v, err))
+		} else {
+			c.LLMTimeout = d
+		}
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, c.Validate()
+}
+
+// ParseTimeout reads a time limit: a Go duration ("90s", "2m") or a
+// number of seconds ("90").
+func ParseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, errors.New("not a positive duration — use seconds (90) or a duration (90s, 2m)")
+	}
+	return d, nil
 }
 
 // ReadDotenv parses a .env file. A UTF-8 byte-order mark (which godotenv
@@ -280,6 +315,9 @@ func (c Config) Validate() error {
 	case "", "fast", "balanced", "deep":
 	default:
 		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
+	}
+	if c.LLMTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))
 	}
 	if c.MaxHistory < 0 {
 		errs = append(errs, fmt.Errorf("max history %d must not be negative", c.MaxHistory))
@@ -344,16 +382,57 @@ func (c Config) CheckLLM() error {
 	return nil
 }
 
-// Mask hides a secret, keeping a short prefix and suffix for recognition.
+// Mask hides a secret: "****" followed by at most its last 4 characters,
+// and those only when the secret is at least 16 characters long (so that
+// they are at most a quarter of it).
 func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
 	r := []rune(s)
-	if len(r) <= 8 {
+	if len(r) < 16 {
 		return "****"
 	}
-	return string(r[:3]) + "…" + string(r[len(r)-4:])
+	return "****" + string(r[len(r)-4:])
+}
+
+// MaskURL hides the credentials a URL may carry: the user name and
+// password of user:pass@host, and the values of query parameters that
+// look like secrets (key, token, secret, password, signature). A value
+// that does not parse as a URL is masked whole when it holds an "@".
+func MaskURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		if strings.Contains(s, "@") {
+			return "****"
+		}
+		return s
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword("****", "****")
+		} else {
+			u.User = url.User("****")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, w := range []string{"key", "token", "secret", "pass", "sig", "auth"} {
+				if strings.Contains(lk, w) {
+					q[k] = []string{"****"}
+					break
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	out := u.String()
+	return strings.NewReplacer("%2A", "*").Replace(out)
 }
 
 // Lines renders the configuration as sorted "KEY=value" lines with secrets
@@ -383,9 +462,10 @@ func (c Config) Lines() []string {
 		"SHIRUBE_PROVIDER":           c.LLMProvider(),
 		"SHIRUBE_MODEL":              c.LLMModel,
 		"OPENAI_API_KEY":             Mask(c.OpenAIKey),
-		"OPENAI_API_BASE":            c.OpenAIBase,
+		"OPENAI_API_BASE":            MaskURL(c.OpenAIBase),
 		"ANTHROPIC_API_KEY":          Mask(c.AnthropicKey),
-		"ANTHROPIC_BASE_URL":         c.AnthropicBase,
+		"ANTHROPIC_BASE_URL":         MaskURL(c.AnthropicBase),
+		"SHIRUBE_LLM_TIMEOUT":        c.LLMTimeout.String(),
 		"SHIRUBE_PRICES":             c.Prices,
 		"SHIRUBE_TOKEN":              Mask(c.Token),
 	}

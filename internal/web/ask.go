@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -87,12 +88,20 @@ func (s *Server) ask(ctx context.Context, req assistant.Request) (assistant.Repl
 	ctx, cancel := context.WithTimeout(ctx, s.opt.AskTimeout)
 	defer cancel()
 	rep, err := s.asst.Ask(ctx, req)
+	if rep.AuditError != nil {
+		// The answer stands, but the operator must see the lost line.
+		s.metrics.auditErrors.Inc()
+		s.opt.Logger.LogAttrs(ctx, slog.LevelError, "audit log not written", slog.String("session_id", req.SessionID), slog.String("error", rep.AuditError.Error()))
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return rep, &requestError{status: http.StatusGatewayTimeout, code: "timeout",
 				msg: fmt.Sprintf("回答が %s 以内に終わりませんでした — 質問を短くするか、もう一度お試しください", s.opt.AskTimeout)}
 		}
-		return rep, fmt.Errorf("回答を作成できませんでした: %w", err)
+		// Japanese, without internals (endpoint URL, Go error); the audit
+		// log and the server log keep the details.
+		s.opt.Logger.LogAttrs(ctx, slog.LevelError, "answer failed", slog.String("session_id", req.SessionID), slog.String("error", err.Error()))
+		return rep, &requestError{status: http.StatusInternalServerError, code: "answer_failed", msg: assistant.UserMessage(err)}
 	}
 	s.metrics.observeReply(rep)
 	return rep, nil
