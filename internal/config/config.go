@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ const (
 	DefaultAnthropicModel = "sonnet"
 	DefaultEmbeddingModel = "text-embedding-3-small"
 	DefaultMaxFileSize    = 100 << 20
+	DefaultMaxTextSize    = 8 << 20 // document.DefaultMaxTextBytes
 	DefaultFusion         = "minmax"
 	DefaultEmbedder       = "local"
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
@@ -86,6 +88,7 @@ type Config struct {
 	KeepUnverified bool
 	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+	MaxTextSize    int64 // bytes of extracted text per file; larger ones are skipped; -1 no limit (SHIRUBE_MAX_TEXT_SIZE, 0 or less: no limit)
 	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
@@ -107,6 +110,11 @@ type Config struct {
 	// --llm-timeout; a Go duration such as 90s or a number of seconds).
 	LLMTimeout time.Duration
 	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+
+	// DataAllow lists further folders `serve` may rebuild its index from
+	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
+	// other folder is ever read on a client's request.
+	DataAllow []string
 }
 
 // Default returns the built-in defaults.
@@ -126,6 +134,7 @@ func Default() Config {
 		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,
 		MaxFileSize:       DefaultMaxFileSize,
+		MaxTextSize:       DefaultMaxTextSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
 		LLMTimeout:        DefaultLLMTimeout,
@@ -184,6 +193,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 		}
 	}
 	str("SHIRUBE_DATA", &c.DataDir)
+	if v, ok := lookup("SHIRUBE_DATA_ALLOW"); ok && strings.TrimSpace(v) != "" {
+		c.DataAllow = filepath.SplitList(strings.TrimSpace(v))
+	}
 	str("SHIRUBE_DATABASE", &c.DatabaseDir)
 	str("SHIRUBE_INDEX", &c.IndexDir)
 	str("SHIRUBE_LOGS", &c.LogsDir)
@@ -211,6 +223,17 @@ func Load(env Source, dotenvPath string) (Config, error) {
 			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_FILE_SIZE=%q is not a whole number of bytes", v))
 		} else {
 			c.MaxFileSize = n
+		}
+	}
+	if v, ok := lookup("SHIRUBE_MAX_TEXT_SIZE"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_TEXT_SIZE=%q is not a whole number of bytes (default %d; 0 or less: no limit)", v, DefaultMaxTextSize))
+		} else {
+			c.MaxTextSize = n
+			if n <= 0 {
+				c.MaxTextSize = -1 // no limit, as the extractor spells it
+			}
 		}
 	}
 	str("SHIRUBE_PROFILE", &c.Profile)
@@ -440,6 +463,7 @@ func MaskURL(s string) string {
 func (c Config) Lines() []string {
 	kv := map[string]string{
 		"SHIRUBE_DATA":               c.DataDir,
+		"SHIRUBE_DATA_ALLOW":         strings.Join(c.DataAllow, string(filepath.ListSeparator)),
 		"SHIRUBE_DATABASE":           c.DatabaseDir,
 		"SHIRUBE_INDEX":              c.IndexDir,
 		"SHIRUBE_LOGS":               c.LogsDir,
@@ -455,6 +479,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_VERIFY":             c.Verify,
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
+		"SHIRUBE_MAX_TEXT_SIZE":      strconv.FormatInt(c.MaxTextSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,
 		"SHIRUBE_PROFILE":            c.Profile,
 		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -72,6 +73,10 @@ type Info struct {
 	Elapsed     time.Duration // wall time of the search
 }
 
+// ErrEmptyQuery is returned by Search for a query that is empty or only
+// whitespace: there is nothing to rank by, so any result would be arbitrary.
+var ErrEmptyQuery = errors.New("検索語が空です — 検索したい語句を指定してください (empty query: give the words to search for)")
+
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
 type Searcher struct {
@@ -94,6 +99,9 @@ func (s *Searcher) Index() *index.Index { return s.ix }
 // evidence).
 func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
 	start := time.Now()
+	if strings.TrimSpace(query) == "" {
+		return nil, Info{}, ErrEmptyQuery
+	}
 	if opt.K <= 0 {
 		opt.K = 4
 	}
@@ -468,4 +476,27 @@ func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, 
 	for i := range results {
 		results[i].EvidenceScore = round4(s.evidence(terms, qtype, results[i].Text, cos[results[i].ChunkID], w))
 	}
+}
+
+// Referring returns the chunks that refer to an article of legal text
+// (第五十五条) and state what the question's kind of fact asks for — the
+// penalty provision of a prohibition, typically — found by one search for
+// the article and the kind's words. Chunks of legal text point at each
+// other by article number; a question about a prohibition's penalty is
+// answered by the provision that points back at it.
+func (s *Searcher) Referring(ctx context.Context, article string, kind analysis.AnswerType, words string, opt Options) ([]Result, error) {
+	q := article + " " + words
+	opt.K = max(opt.K, 10)
+	rs, _, err := s.Search(ctx, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, r := range rs {
+		n := analysis.Normalize(r.Text)
+		if analysis.Refers(n, article) && kind.Satisfied(n) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
