@@ -195,7 +195,7 @@ func TestPDFDatasetLayout(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "pdflayout", strings.TrimSuffix(name, ".pdf")+".page1.md"), []byte(doc.Pages[0].Text+"\n"))
-			raw, err := runPDFToText(context.Background(), "pdftotext", f.Path)
+			raw, err := runPDFToText(context.Background(), "pdftotext", f.Path, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -259,7 +259,7 @@ func BenchmarkLayoutPDFPage(b *testing.B) {
 	needPDFToText(b)
 	var pages []string
 	for name := range pdfDatasetFiles(b) {
-		texts, err := runPDFToText(context.Background(), "pdftotext", filepath.Join(pdfDataset, name))
+		texts, err := runPDFToText(context.Background(), "pdftotext", filepath.Join(pdfDataset, name), 0)
 		if err != nil {
 			b.Fatal(err)
 		}
