@@ -59,6 +59,8 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 		case isBlankMarker(t):
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""
+		default:
+			t = layoutPDFPage(t)
 		}
 		pages[i] = Page{Number: n, Text: t}
 	}
