@@ -223,7 +223,10 @@ func zeroHits(ctx context.Context, cfg config.Config) (*bench.ZeroHitReport, err
 	if err != nil {
 		return nil, err
 	}
-	rep := bench.ZeroHits(s.Index(), queries)
+	rep, err := bench.ZeroHits(ctx, s.Index(), queries)
+	if err != nil {
+		return nil, err
+	}
 	rep.LogsDir, rep.Skipped = cfg.LogsDir, skipped
 	return &rep, nil
 }

@@ -49,14 +49,14 @@ type Info struct {
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
 type Searcher struct {
-	ix *index.Index
+	ix Store
 }
 
-// New returns a Searcher over ix.
-func New(ix *index.Index) *Searcher { return &Searcher{ix: ix} }
+// New returns a Searcher over ix: the embedded index or a database store.
+func New(ix Store) *Searcher { return &Searcher{ix: ix} }
 
-// Index returns the searcher's index.
-func (s *Searcher) Index() *index.Index { return s.ix }
+// Index returns the searcher's store.
+func (s *Searcher) Index() Store { return s.ix }
 
 // Search returns the top K chunks for query.
 //
@@ -97,7 +97,10 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	var info Info
 	info.Terms = s.ix.Terms(query)
 	// BM25 runs even in vector mode: its zero-hit signal is reported.
-	lex, _ := s.ix.Lexical(info.Terms, opt.Candidates)
+	lex, _, err := s.ix.LexicalHits(ctx, info.Terms, opt.Candidates)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("BM25 search: %w", err)
+	}
 	lex = exclude(lex, opt.Exclude)
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
@@ -107,7 +110,11 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		if err != nil {
 			info.VectorError = err
 		} else {
-			dense = exclude(s.ix.Dense(q, opt.Candidates), opt.Exclude)
+			hs, err := s.ix.DenseHits(ctx, q, opt.Candidates)
+			if err != nil {
+				info.VectorError = err
+			}
+			dense = exclude(hs, opt.Exclude)
 		}
 	}
 	info.DenseHits = len(dense)
@@ -166,10 +173,18 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	if len(ids) > opt.K {
 		ids = ids[:opt.K]
 	}
+	chs, err := s.ix.Chunks(ctx, ids)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read chunks: %w", err)
+	}
+	idf, err := s.ix.IDFs(ctx, info.Terms)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read term statistics: %w", err)
+	}
 	out := make([]Result, 0, len(ids))
-	for _, id := range ids {
+	for i, id := range ids {
 		c := cands[id]
-		ch := s.ix.Chunk(id)
+		ch := chs[i]
 		cos := c.cos
 		if !c.inVec && s.ix.HasVectors() && w < 1 {
 			cos = 0
@@ -185,7 +200,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, ch.Text, cos, w)),
+			EvidenceScore: round4(s.evidence(info.Terms, idf, ch.Text, cos, w)),
 		})
 	}
 	info.Elapsed = time.Since(start)
@@ -198,8 +213,8 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 // occur in the chunk (a term unknown to the corpus weighs as much as the
 // rarest term, and counts as missing), blended with the chunk's cosine
 // similarity by the same weights as the fusion.
-func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float64 {
-	cov := s.coverage(qterms, text)
+func (s *Searcher) evidence(qterms []string, idfs map[string]float64, text string, cos, w float64) float64 {
+	cov := s.coverage(qterms, idfs, text)
 	if !s.ix.HasVectors() {
 		return cov
 	}
@@ -214,7 +229,7 @@ func (s *Searcher) evidence(qterms []string, text string, cos, w float64) float6
 // a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
 // while saying nothing about the evidence. A query with no word terms at all
 // falls back to its n-grams.
-func (s *Searcher) coverage(qterms []string, text string) float64 {
+func (s *Searcher) coverage(qterms []string, idfs map[string]float64, text string) float64 {
 	words := qterms[:0:0]
 	for _, t := range qterms {
 		if !strings.HasPrefix(t, analysis.NGramPrefix) && !analysis.IsRequestWord(t) {
@@ -240,7 +255,7 @@ func (s *Searcher) coverage(qterms []string, text string) float64 {
 			continue
 		}
 		seen[t] = true
-		idf := s.ix.IDF(t)
+		idf := idfs[t]
 		den += idf
 		terms = append(terms, qt{t, idf})
 	}
