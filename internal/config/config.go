@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -379,4 +380,34 @@ func (c Config) Lines() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MaskDSN hides the password of a database connection string (URL form
+// postgres://user:secret@host/db or key=value form password=secret), so a
+// DSN can be printed in messages, `shirube config` and logs.
+func MaskDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "****")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "****")
+			u.RawQuery = q.Encode()
+		}
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	if strings.Contains(dsn, "://") {
+		return "****" // unparsable URL: show nothing of it
+	}
+	fields := strings.Fields(dsn)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			fields[i] = k + "=****"
+		}
+	}
+	return strings.Join(fields, " ")
 }
