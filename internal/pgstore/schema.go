@@ -37,7 +37,7 @@ CREATE TABLE current_generation (
 CREATE TABLE jobs (
 	gen         bigint NOT NULL REFERENCES generations (id) ON DELETE CASCADE,
 	source      text NOT NULL,
-	path        text NOT NULL,
+	file        jsonb NOT NULL,
 	state       text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done', 'skipped')),
 	worker      text,
 	lease_until timestamptz,

@@ -225,4 +225,3 @@ func withDatabase(dsn, db string) string {
 	}
 	return out
 }
-
