@@ -12,7 +12,6 @@ import (
 	"github.com/shirube/shirube/internal/agent"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/embed"
 	"github.com/shirube/shirube/internal/llm"
@@ -101,7 +100,10 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 	default:
 		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	}
-	logger := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
+	logger, err := newAuditLogger(cfg, warn)
+	if err != nil {
+		return nil, nil, err
+	}
 	opt := assistant.Options{
 		Search:            searchOptions(cfg),
 		EvidenceThreshold: cfg.EvidenceThreshold,

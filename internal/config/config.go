@@ -94,6 +94,17 @@ type Config struct {
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
 	Token         string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+
+	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
+	// (postgres://user@host/db?sslmode=…) for the database store
+	// (SHIRUBE_STORE). It holds a password: print it with MaskDSN only.
+	Store string
+	// Audit is where the audit log goes: jsonl (LogsDir, default),
+	// postgres (the store's audit_log table) or both (SHIRUBE_AUDIT).
+	Audit string
+	// Workers is how many documents `shirube index --store` ingests at once
+	// in this process (SHIRUBE_WORKERS, default 1).
+	Workers int
 }
 
 // Default returns the built-in defaults.
@@ -115,6 +126,8 @@ func Default() Config {
 		MaxFileSize:       DefaultMaxFileSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
+		Audit:             "jsonl",
+		Workers:           1,
 	}
 }
 
@@ -213,6 +226,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
 	str("SHIRUBE_PRICES", &c.Prices)
 	str("SHIRUBE_TOKEN", &c.Token)
+	str("SHIRUBE_STORE", &c.Store)
+	str("SHIRUBE_AUDIT", &c.Audit)
+	num("SHIRUBE_WORKERS", &c.Workers)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
@@ -275,6 +291,20 @@ func (c Config) Validate() error {
 	case "", "fast", "balanced", "deep":
 	default:
 		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
+	}
+	switch c.Audit {
+	case "jsonl", "postgres", "both":
+		if c.Audit != "jsonl" && c.Store == "" {
+			errs = append(errs, fmt.Errorf("audit %q needs a PostgreSQL store: set --store or SHIRUBE_STORE", c.Audit))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("audit %q must be jsonl, postgres or both", c.Audit))
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+		errs = append(errs, fmt.Errorf("store %s must be a PostgreSQL DSN (postgres://user@host/db?sslmode=disable), or empty for the embedded index", MaskDSN(c.Store)))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
 	}
 	if c.MaxHistory < 0 {
 		errs = append(errs, fmt.Errorf("max history %d must not be negative", c.MaxHistory))
@@ -373,6 +403,9 @@ func (c Config) Lines() []string {
 		"ANTHROPIC_BASE_URL":         c.AnthropicBase,
 		"SHIRUBE_PRICES":             c.Prices,
 		"SHIRUBE_TOKEN":              Mask(c.Token),
+		"SHIRUBE_STORE":              MaskDSN(c.Store),
+		"SHIRUBE_AUDIT":              c.Audit,
+		"SHIRUBE_WORKERS":            strconv.Itoa(c.Workers),
 	}
 	out := make([]string, 0, len(kv))
 	for k, v := range kv {

@@ -31,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/index"
 )
 
 // Channel is the LISTEN/NOTIFY channel a switch of generation is announced
@@ -38,7 +39,8 @@ import (
 const Channel = "shirube_current"
 
 // ErrNoGeneration means the database holds no finished generation yet.
-var ErrNoGeneration = errors.New("no index in the database yet — run `shirube index --store …` first")
+// It wraps index.ErrNotFound, so callers treat both stores alike.
+var ErrNoGeneration = fmt.Errorf("%w in the database — run `shirube index --store …` first", index.ErrNotFound)
 
 // Options configure Connect.
 type Options struct {
