@@ -156,4 +156,3 @@ func watchStore(ctx context.Context, cfg config.Config, asst *assistant.Assistan
 		return nil
 	}, warn)
 }
-
