@@ -2,12 +2,12 @@ package pgstore
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -38,7 +38,11 @@ type Index struct {
 	flat     *vector.Flat // vectors == memory: exact search here
 	byRow    []int64      // flat position → chunk id
 	exact    bool         // ignore the HNSW index
+	sqlBM25  bool         // sum BM25 in SQL instead of in Go
 	pages    []string
+	minChunk int64 // chunk ids of the generation lie in [minChunk, maxChunk]
+	maxChunk int64
+	scratch  sync.Pool // *[]float64 accumulators, maxChunk − minChunk + 1 long
 
 	mu  sync.Mutex
 	dfs map[string]int // document frequency cache (a generation never changes)
@@ -55,6 +59,12 @@ type OpenOptions struct {
 	// Exact searches vectors by an exact scan even when an HNSW index
 	// exists (for benchmarks and parity checks).
 	Exact bool
+	// SQLBM25 sums BM25 in SQL over the postings table (one row per term
+	// and chunk) instead of scoring the query terms' encoded postings in
+	// this process. Both give the embedded index's scores; the SQL sum
+	// reads every posting of every query term inside the database and is
+	// slower on large corpora (docs/BENCHMARKS.md).
+	SQLBM25 bool
 }
 
 // Open opens the current generation for searching.
@@ -66,11 +76,11 @@ func (db *DB) Open(ctx context.Context, opt OpenOptions) (*Index, error) {
 			return nil, err
 		}
 	}
-	ix := &Index{db: db, gen: gen, remote: opt.Remote, analyzer: opt.Analyzer, params: bm25.DefaultParams(), exact: opt.Exact, dfs: map[string]int{}}
+	ix := &Index{db: db, gen: gen, remote: opt.Remote, analyzer: opt.Analyzer, params: bm25.DefaultParams(), exact: opt.Exact, sqlBM25: opt.SQLBM25, dfs: map[string]int{}}
 	var mj, model []byte
 	var state string
-	err := db.pool.QueryRow(ctx, "SELECT state, meta, model, chunks, avgdl, vectors FROM generations WHERE id = $1", gen).
-		Scan(&state, &mj, &model, &ix.n, &ix.avgdl, &ix.vectors)
+	err := db.pool.QueryRow(ctx, "SELECT state, meta, model, chunks, coalesce(avgdl, 1), coalesce(vectors, ''), coalesce(min_chunk, 0), coalesce(max_chunk, -1) FROM generations WHERE id = $1", gen).
+		Scan(&state, &mj, &model, &ix.n, &ix.avgdl, &ix.vectors, &ix.minChunk, &ix.maxChunk)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("generation %d is not in the database (replaced meanwhile?) — retry", gen)
 	}
@@ -290,12 +300,89 @@ func (ix *Index) LexicalHits(ctx context.Context, terms []string, n int) ([]inde
 	if len(qt) == 0 {
 		return nil, 0, nil
 	}
+	if !ix.sqlBM25 {
+		hits, err := ix.scorePostings(ctx, qt, qw, n)
+		return hits, ub, err
+	}
 	rows, err := ix.db.pool.Query(ctx, fmt.Sprintf(lexicalSQL, partition("postings", ix.gen)), qt, qw, ix.params.K1, ix.params.B, ix.avgdl, n)
 	if err != nil {
 		return nil, 0, err
 	}
 	hits, err := collectHits(rows)
 	return hits, ub, err
+}
+
+// scorePostings fetches the encoded postings of the query terms (one row
+// per term) and sums BM25 here, term by term in query order with the
+// embedded index's float32 length norm, so the scores are the embedded
+// index's to the last bit. Ties go to the lower chunk id.
+func (ix *Index) scorePostings(ctx context.Context, qt []string, qw []float64, n int) ([]index.Hit, error) {
+	rows, err := ix.db.pool.Query(ctx, fmt.Sprintf("SELECT term, postings FROM %s WHERE term = ANY($1)", partition("terms", ix.gen)), qt)
+	if err != nil {
+		return nil, err
+	}
+	lists := make(map[string][]byte, len(qt))
+	for rows.Next() {
+		var t string
+		var p []byte
+		if err := rows.Scan(&t, &p); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		lists[t] = p
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	size := int(ix.maxChunk - ix.minChunk + 1)
+	accp, _ := ix.scratch.Get().(*[]float64)
+	if accp == nil || len(*accp) != size {
+		a := make([]float64, size)
+		accp = &a
+	}
+	defer ix.scratch.Put(accp)
+	acc := *accp
+	var touched []int32
+	k1, b := ix.params.K1, ix.params.B
+	for i, t := range qt {
+		p, w := lists[t], qw[i]
+		id := int64(0)
+		for j := 0; j < len(p); {
+			delta, k := binary.Uvarint(p[j:])
+			if k <= 0 {
+				return nil, fmt.Errorf("postings of %q are damaged", t)
+			}
+			j += k
+			tf, k := binary.Uvarint(p[j:])
+			if k <= 0 {
+				return nil, fmt.Errorf("postings of %q are damaged", t)
+			}
+			j += k
+			dl, k := binary.Uvarint(p[j:])
+			if k <= 0 {
+				return nil, fmt.Errorf("postings of %q are damaged", t)
+			}
+			j += k
+			id += int64(delta)
+			pos := id - ix.minChunk
+			if pos < 0 || pos >= int64(size) {
+				return nil, fmt.Errorf("postings of %q name chunk %d outside the generation", t, id)
+			}
+			if acc[pos] == 0 {
+				touched = append(touched, int32(pos))
+			}
+			norm := float32(k1 * (1 - b + b*float64(dl)/ix.avgdl))
+			f := float64(tf)
+			acc[pos] += w * f / (f + float64(norm))
+		}
+	}
+	top := newTopN(n)
+	for _, pos := range touched {
+		top.add(index.Hit{Chunk: int(ix.minChunk + int64(pos)), Score: acc[pos]})
+		acc[pos] = 0
+	}
+	return top.sorted(), nil
 }
 
 func collectHits(rows pgx.Rows) ([]index.Hit, error) {
@@ -382,16 +469,55 @@ func (ix *Index) Chunks(ctx context.Context, ids []int) ([]chunk.Chunk, error) {
 	return out, nil
 }
 
-// sortedUnique sorts and dedupes strings.
-func sortedUnique(s []string) []string {
-	sort.Strings(s)
-	out := s[:0]
-	for i, x := range s {
-		if i == 0 || x != s[i-1] {
-			out = append(out, x)
-		}
-	}
-	return out
+// topN keeps the n best hits: higher score first, then lower chunk id.
+type topN struct {
+	n int
+	h []index.Hit // min-heap on rank: h[0] is the worst kept
 }
 
-var _ = strings.TrimSpace
+func newTopN(n int) *topN { return &topN{n: n} }
+
+func better(a, b index.Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Chunk < b.Chunk
+}
+
+func (t *topN) add(x index.Hit) {
+	if len(t.h) < t.n {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(t.h[p], t.h[i]) {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if !better(x, t.h[0]) {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; {
+		l, r, worst := 2*i+1, 2*i+2, i
+		if l < len(t.h) && better(t.h[worst], t.h[l]) {
+			worst = l
+		}
+		if r < len(t.h) && better(t.h[worst], t.h[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		t.h[i], t.h[worst] = t.h[worst], t.h[i]
+		i = worst
+	}
+}
+
+func (t *topN) sorted() []index.Hit {
+	sort.Slice(t.h, func(i, j int) bool { return better(t.h[i], t.h[j]) })
+	return t.h
+}

@@ -24,6 +24,8 @@ CREATE TABLE generations (
 	chunks       integer NOT NULL DEFAULT 0,
 	total_length bigint NOT NULL DEFAULT 0,
 	avgdl        double precision,
+	min_chunk    bigint,
+	max_chunk    bigint,
 	vectors      text,
 	created_at   timestamptz NOT NULL DEFAULT now(),
 	ready_at     timestamptz
@@ -92,9 +94,10 @@ CREATE TABLE postings (
 	dl    integer NOT NULL
 ) PARTITION BY LIST (gen);
 CREATE TABLE terms (
-	gen  bigint NOT NULL,
-	term text NOT NULL,
-	df   integer NOT NULL,
+	gen      bigint NOT NULL,
+	term     text NOT NULL,
+	df       integer NOT NULL,
+	postings bytea NOT NULL,
 	PRIMARY KEY (gen, term)
 ) PARTITION BY LIST (gen);
 CREATE TABLE audit_log (

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -317,8 +318,7 @@ func (db *DB) finish(ctx context.Context, gen int64, opt FinishOptions) (index.M
 		// BM25 statistics: document frequencies and the average length,
 		// computed as the embedded index computes them.
 		progress("bm25", 0, 1)
-		if _, err := tx.Exec(ctx, fmt.Sprintf("INSERT INTO %s (gen, term, df) SELECT gen, term, count(*) FROM %s GROUP BY gen, term",
-			partition("terms", gen), partition("postings", gen))); err != nil {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{partition("terms", gen)}, []string{"gen", "term", "df", "postings"}, termRows(gen, ids, terms)); err != nil {
 			return fmt.Errorf("document frequencies: %w", err)
 		}
 		if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE INDEX %s_term ON %s (term) INCLUDE (chunk, tf, dl)", partition("postings", gen), partition("postings", gen))); err != nil {
@@ -359,8 +359,8 @@ func (db *DB) finish(ctx context.Context, gen int64, opt FinishOptions) (index.M
 			}
 		}
 		if _, err := tx.Exec(ctx, `UPDATE generations SET state = 'ready', meta = $2, model = $3, chunks = $4,
-			total_length = $5, avgdl = $6, vectors = $7, ready_at = now() WHERE id = $1`,
-			gen, mj, model, len(chunks), total, avgdl, vectors); err != nil {
+			total_length = $5, avgdl = $6, vectors = $7, min_chunk = $8, max_chunk = $9, ready_at = now() WHERE id = $1`,
+			gen, mj, model, len(chunks), total, avgdl, vectors, ids[0], ids[len(ids)-1]); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "UPDATE generations SET state = 'retired' WHERE state = 'ready' AND id <> $1", gen); err != nil {
@@ -459,4 +459,52 @@ func (db *DB) LoadChunks(ctx context.Context, chunks []chunk.Chunk, opt index.Me
 		fopt.Remote = opt.Remote
 	}
 	return db.finish(ctx, gen, fopt)
+}
+
+// termRows returns one row per distinct term of a generation: its document
+// frequency and its postings encoded for scoring in Go — per chunk, in
+// ascending id order, the uvarints id − previous id, tf and the chunk's
+// length in terms.
+func termRows(gen int64, ids []int64, terms [][]string) pgx.CopyFromSource {
+	type list struct {
+		df   int32
+		prev int64
+		buf  []byte
+	}
+	lists := map[string]*list{}
+	var order []string
+	tf := map[string]int{}
+	for i, ts := range terms {
+		clear(tf)
+		n := 0
+		var seen []string
+		for _, t := range ts {
+			if t == "" {
+				continue
+			}
+			n++
+			if tf[t] == 0 {
+				seen = append(seen, t)
+			}
+			tf[t]++
+		}
+		for _, t := range seen {
+			l := lists[t]
+			if l == nil {
+				l = &list{}
+				lists[t] = l
+				order = append(order, t)
+			}
+			l.df++
+			l.buf = binary.AppendUvarint(l.buf, uint64(ids[i]-l.prev))
+			l.buf = binary.AppendUvarint(l.buf, uint64(min(tf[t], 65535)))
+			l.buf = binary.AppendUvarint(l.buf, uint64(n))
+			l.prev = ids[i]
+		}
+	}
+	rows := make([][]any, len(order))
+	for i, t := range order {
+		rows[i] = []any{gen, t, lists[t].df, lists[t].buf}
+	}
+	return pgx.CopyFromRows(rows)
 }
