@@ -2,14 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/pgstore"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -155,4 +160,51 @@ func watchStore(ctx context.Context, cfg config.Config, asst *assistant.Assistan
 		warn(fmt.Sprintf("store: now answering from generation %d", gen))
 		return nil
 	}, warn)
+}
+
+// loadBEIRIntoStore loads a BEIR corpus (one chunk per document) into the
+// configured store as its current generation, for `bench beir --store`.
+func loadBEIRIntoStore(ctx context.Context, cfg config.Config, ds *beir.Dataset, mo index.MemoryOptions, exact bool) (retrieve.Store, time.Duration, error) {
+	db, err := connectStore(ctx, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	if _, err := db.LoadChunks(ctx, bench.DocChunks(ds), mo, pgstore.FinishOptions{Exact: exact}); err != nil {
+		return nil, 0, err
+	}
+	took := time.Since(start)
+	pix, err := db.Open(ctx, pgstore.OpenOptions{Exact: exact})
+	return pix, took, err
+}
+
+// newStoreBenchCmd is `shirube bench store`: embedded vs PostgreSQL latency.
+func newStoreBenchCmd(g *globals, jsonOut *bool) *cobra.Command {
+	var dir string
+	var n, maxQ int
+	cmd := &cobra.Command{
+		Use:   "store --dir DIR --chunks N --store DSN",
+		Short: "Replicate a corpus to N chunks in memory and in PostgreSQL: BM25, vector and hybrid query p50/p95 on each (HNSW and exact)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if g.cfg.Store == "" {
+				return errors.New("bench store needs a PostgreSQL store: --store postgres://… or SHIRUBE_STORE (an empty database: the benchmark makes its corpus current)")
+			}
+			db, err := connectStore(cmd.Context(), g.cfg)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			rep, err := bench.Store(cmd.Context(), dir, n, maxQ, db)
+			if err != nil {
+				return err
+			}
+			return printReport(cmd.OutOrStdout(), rep, *jsonOut)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
+	cmd.Flags().IntVar(&n, "chunks", 100000, "number of chunks to index")
+	cmd.Flags().IntVar(&maxQ, "max-queries", 1000, "queries to time per store and leg")
+	cmd.MarkFlagRequired("dir")
+	return cmd
 }

@@ -279,7 +279,14 @@ func (ix *Index) LexicalHits(ctx context.Context, terms []string, n int) ([]inde
 	if n <= 0 || ix.n == 0 {
 		return nil, 0, nil
 	}
-	dfs, err := ix.docFreqs(ctx, terms)
+	var lists map[string][]byte
+	var dfs map[string]int
+	var err error
+	if ix.sqlBM25 {
+		dfs, err = ix.docFreqs(ctx, terms)
+	} else {
+		dfs, lists, err = ix.fetchPostings(ctx, terms)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -301,7 +308,7 @@ func (ix *Index) LexicalHits(ctx context.Context, terms []string, n int) ([]inde
 		return nil, 0, nil
 	}
 	if !ix.sqlBM25 {
-		hits, err := ix.scorePostings(ctx, qt, qw, n)
+		hits, err := ix.scorePostings(qt, qw, lists, n)
 		return hits, ub, err
 	}
 	rows, err := ix.db.pool.Query(ctx, fmt.Sprintf(lexicalSQL, partition("postings", ix.gen)), qt, qw, ix.params.K1, ix.params.B, ix.avgdl, n)
@@ -312,29 +319,44 @@ func (ix *Index) LexicalHits(ctx context.Context, terms []string, n int) ([]inde
 	return hits, ub, err
 }
 
-// scorePostings fetches the encoded postings of the query terms (one row
-// per term) and sums BM25 here, term by term in query order with the
-// embedded index's float32 length norm, so the scores are the embedded
-// index's to the last bit. Ties go to the lower chunk id.
-func (ix *Index) scorePostings(ctx context.Context, qt []string, qw []float64, n int) ([]index.Hit, error) {
-	rows, err := ix.db.pool.Query(ctx, fmt.Sprintf("SELECT term, postings FROM %s WHERE term = ANY($1)", partition("terms", ix.gen)), qt)
+// fetchPostings reads the document frequency and the encoded postings of
+// each term in one round trip (and caches the frequencies).
+func (ix *Index) fetchPostings(ctx context.Context, terms []string) (map[string]int, map[string][]byte, error) {
+	rows, err := ix.db.pool.Query(ctx, fmt.Sprintf("SELECT term, df, postings FROM %s WHERE term = ANY($1)", partition("terms", ix.gen)), terms)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	lists := make(map[string][]byte, len(qt))
+	defer rows.Close()
+	dfs := make(map[string]int, len(terms))
+	lists := make(map[string][]byte, len(terms))
 	for rows.Next() {
 		var t string
+		var df int
 		var p []byte
-		if err := rows.Scan(&t, &p); err != nil {
-			rows.Close()
-			return nil, err
+		if err := rows.Scan(&t, &df, &p); err != nil {
+			return nil, nil, err
 		}
-		lists[t] = p
+		dfs[t], lists[t] = df, p
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	ix.mu.Lock()
+	if len(ix.dfs) > 200_000 {
+		clear(ix.dfs)
+	}
+	for _, t := range terms {
+		ix.dfs[t] = dfs[t]
+	}
+	ix.mu.Unlock()
+	return dfs, lists, nil
+}
+
+// scorePostings sums BM25 over the query terms' encoded postings here,
+// term by term in query order with the embedded index's float32 length
+// norm, so the scores are the embedded index's to the last bit. Ties go to
+// the lower chunk id.
+func (ix *Index) scorePostings(qt []string, qw []float64, lists map[string][]byte, n int) ([]index.Hit, error) {
 	size := int(ix.maxChunk - ix.minChunk + 1)
 	accp, _ := ix.scratch.Get().(*[]float64)
 	if accp == nil || len(*accp) != size {
