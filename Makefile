@@ -4,7 +4,7 @@ BIN     := bin/shirube
 DEMO    := .demo
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test vet demo bench clean fuzz
+.PHONY: all build deps test vet demo bench bench-qa clean fuzz
 
 all: build
 
@@ -33,6 +33,16 @@ demo: build
 
 bench: build
 	$(BIN) bench beir --dir ../shared/datasets/jsquad-valid --mode hybrid
+
+# bench-qa measures answers on qa-ja-docs: the five PDFs and six law pages it
+# asks about are copied into one data folder (the text twins are left out so
+# each law is indexed once).
+QA := ../shared/datasets
+bench-qa: build
+	@bash scripts/install-deps.sh pdf
+	@mkdir -p .bench/qa-data
+	@cp $(QA)/pdf-ja/*.pdf $(QA)/law-html-ja/html/*.html .bench/qa-data/
+	$(BIN) bench qa --questions $(QA)/qa-ja-docs/questions.jsonl --data .bench/qa-data --index .bench/qa-index --out .bench/qa-results.csv
 
 fuzz:
 	$(GO) test ./internal/chunk -run '^$$' -fuzz FuzzSplit -fuzztime 30s

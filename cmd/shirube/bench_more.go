@@ -121,7 +121,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
 
-	cmd.AddCommand(scale, answers, refusal, agentCmd)
+	cmd.AddCommand(scale, answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
 }
 
 // printRefusal prints a refusal report as one table per holdout protocol.

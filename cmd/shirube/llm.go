@@ -87,6 +87,16 @@ func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*a
 // exists): the generator the configuration asks for, the audit log and the
 // search settings.
 func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string)) (*assistant.Assistant, chatModel, error) {
+	logger, err := newAuditLogger(cfg, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return assembleWith(cfg, s, tok, warn, logger, os.Stderr)
+}
+
+// assembleWith is assemble with an explicit audit logger (nil: none) and a
+// writer for the agent's trace line.
+func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string), logger assistant.Logger, trace io.Writer) (*assistant.Assistant, chatModel, error) {
 	var gen assistant.Generator
 	var model chatModel
 	switch cfg.EffectiveGenerator() {
@@ -100,17 +110,13 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 	default:
 		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	}
-	logger, err := newAuditLogger(cfg, warn)
-	if err != nil {
-		return nil, nil, err
-	}
 	opt := assistant.Options{
 		Search:            searchOptions(cfg),
 		EvidenceThreshold: cfg.EvidenceThreshold,
 		Warn:              warn,
 	}
 	if cfg.Profile != "" {
-		opt.Retrieve = agentRetriever(cfg.Profile, tok, os.Stderr)
+		opt.Retrieve = agentRetriever(cfg.Profile, tok, trace)
 	}
 	return assistant.New(s, gen, logger, opt), model, nil
 }
