@@ -97,6 +97,7 @@ func storeIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Wr
 	} else {
 		fmt.Fprintf(errw, "generation %d: this process ingested %d documents; another worker finishes the build\n", sum.Generation, sum.Processed)
 	}
+	fmt.Fprintf(errw, "store: documents stored in %.2fs with %d workers here; build finished in %.2fs\n", sum.IngestSeconds, cfg.Workers, sum.Seconds)
 	if len(sum.Workers) > 1 {
 		fmt.Fprintf(errw, "documents per worker: %v\n", sum.Workers)
 	}

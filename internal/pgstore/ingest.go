@@ -52,7 +52,10 @@ type IngestSummary struct {
 	Finished   bool            `json:"finished"` // this process finished the build
 	Meta       index.Meta      `json:"meta"`
 	Seconds    float64         `json:"seconds"`
-	Workers    map[string]int  `json:"workers,omitempty"` // documents per worker, over the whole build
+	// IngestSeconds is the time until every document was stored (the rest
+	// of Seconds is embedding, statistics, indexes and the switch).
+	IngestSeconds float64        `json:"ingest_seconds"`
+	Workers       map[string]int `json:"workers,omitempty"` // documents per worker, over the whole build
 }
 
 // buildLock serialises starting a build between processes.
@@ -141,6 +144,7 @@ func (db *DB) Ingest(ctx context.Context, opt IngestOptions) (IngestSummary, err
 	if firstErr != nil {
 		return sum, firstErr
 	}
+	sum.IngestSeconds = time.Since(start).Seconds()
 	sum.Workers, _ = db.jobsByWorker(ctx, gen)
 	meta, err := db.finish(ctx, gen, opt.Finish)
 	switch {
