@@ -46,6 +46,7 @@ bench-qa: build
 
 fuzz:
 	$(GO) test ./internal/chunk -run '^$$' -fuzz FuzzSplit -fuzztime 30s
+	$(GO) test ./internal/document -run '^$$' -fuzz FuzzStructureLegal -fuzztime 30s
 
 clean:
 	rm -rf bin $(DEMO)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/llm"
 )
 
 func addAnswerFlags(cmd *cobra.Command) {
@@ -51,6 +53,30 @@ func renderReply(w io.Writer, rep assistant.Reply) {
 	fmt.Fprint(w, answer.RenderText(answer.Answer{Text: rep.Answer, Evidence: rep.Evidence, Unknowns: rep.Unknowns}, answer.Flags{}))
 }
 
+// questionError is what to print for a question that failed: a model failure
+// in Japanese without internals (endpoint, Go error), anything else as it
+// is (its message says what to do).
+func questionError(err error) error {
+	var le *llm.Error
+	if errors.As(err, &le) || errors.Is(err, llm.ErrIncomplete) || errors.Is(err, assistant.ErrQuestionTooLong) || errors.Is(err, assistant.ErrEmptyQuestion) {
+		return exitCode{code: 1, msg: assistant.UserMessage(err)}
+	}
+	return err
+}
+
+// exitAuditFailed is the exit status of `ask` when the answer was given
+// but its audit log line could not be written.
+const exitAuditFailed = 3
+
+// auditFailure turns a reply whose audit line was not written into an
+// exit status the operator sees.
+func auditFailure(rep assistant.Reply) error {
+	if rep.AuditError == nil {
+		return nil
+	}
+	return exitCode{code: exitAuditFailed, msg: "監査ログに書き込めませんでした（回答は上に表示済み）: " + rep.AuditError.Error()}
+}
+
 func newAskCmd(g *globals) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
@@ -76,17 +102,20 @@ ANTHROPIC_API_KEY an LLM writes the answer from the same evidence.`,
 			}
 			rep, err := a.Ask(ctx, assistant.Request{Query: strings.Join(args, " "), SessionID: newSessionID("cli")})
 			if err != nil {
-				return err
+				return questionError(err)
 			}
 			if jsonOut {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				return enc.Encode(rep)
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				renderReply(cmd.OutOrStdout(), rep)
+				fmt.Fprintf(cmd.ErrOrStderr(), "(answered by %s in %.2fs%s)\n", rep.Generator, rep.ProcessingTimeSec, verifiedNote(rep.Verification))
 			}
-			renderReply(cmd.OutOrStdout(), rep)
-			fmt.Fprintf(cmd.ErrOrStderr(), "(answered by %s in %.2fs%s)\n", rep.Generator, rep.ProcessingTimeSec, verifiedNote(rep.Verification))
-			return nil
+			return auditFailure(rep)
 		},
 	}
 	addAnswerFlags(cmd)
@@ -138,8 +167,11 @@ the previous question's key terms). Type /reset to forget the conversation,
 				}
 				rep, err := a.Ask(ctx, assistant.Request{Query: q, SessionID: id, Conversation: session})
 				if err != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "error:", err)
+					fmt.Fprintln(cmd.ErrOrStderr(), "error:", questionError(err))
 					continue
+				}
+				if err := auditFailure(rep); err != nil {
+					fmt.Fprintln(cmd.ErrOrStderr(), "error:", err.(exitCode).msg)
 				}
 				if rep.RewrittenQuery != "" {
 					fmt.Fprintf(out, "(検索クエリ: %s)\n", rep.RewrittenQuery)

@@ -36,7 +36,7 @@ func fakeOpenAIReply(r llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":false,"evidence":[]}]}`, Model: "gpt-4o-mini", PromptTokens: 400, CompletionTokens: 20}
 	}
 	return llmtest.Reply{
-		Text:         "復旧ポイントを選び、リストアを実施します [1]。存在しない根拠 [9]。\n\n不明点:\n- 復旧にかかる正確な時間",
+		Text:         "復元前にハッシュ値を照合する [1]。外部の復旧業者に連絡する [9]。\n\n不明点:\n- 復旧にかかる正確な時間",
 		Model:        "gpt-4o-mini",
 		PromptTokens: 1200, CompletionTokens: 80,
 	}
@@ -112,7 +112,7 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	if v := rep.Verification; v == nil || len(v.Claims) != 2 || !v.Claims[0].Supported || v.Claims[1].Supported || v.Claims[1].CheckedBy != "llm" || v.Method != "lexical+llm" || v.SupportedRate != 0.5 {
 		t.Errorf("verification %+v", rep.Verification)
 	}
-	if strings.Contains(rep.Answer, "存在しない根拠") || !strings.Contains(strings.Join(rep.Unknowns, " "), "根拠文書で確認できない記述のため回答から除外: 存在しない根拠") {
+	if strings.Contains(rep.Answer, "外部の復旧業者") || !strings.Contains(strings.Join(rep.Unknowns, " "), "根拠文書で確認できない記述のため回答から除外: 外部の復旧業者に連絡する") {
 		t.Errorf("unverified claim not moved: answer %q, unknowns %q", rep.Answer, rep.Unknowns)
 	}
 	// The evidence is fenced as data in the prompt.

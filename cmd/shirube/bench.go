@@ -79,7 +79,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 				}
 				return printReport(cmd.OutOrStdout(), rep, jsonOut)
 			}
-			rep, err := bench.EvaluateIndex(cmd.Context(), ds, ix, took, bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, MaxQueries: maxQ})
+			auto := !cmd.Flags().Changed("bm25-weight")
+			rep, err := bench.EvaluateIndex(cmd.Context(), ds, ix, took, bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, AutoWeight: auto, MaxQueries: maxQ})
 			if err != nil {
 				return err
 			}
@@ -89,9 +90,9 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/test.tsv)")
 	beirCmd.Flags().StringVar(&mode, "mode", "hybrid", "bm25, vector or hybrid")
 	beirCmd.Flags().StringVar(&fusion, "fusion", "minmax", "minmax or rrf")
-	beirCmd.Flags().Float64Var(&weight, "bm25-weight", 0.6, "weight of the BM25 leg")
+	beirCmd.Flags().Float64Var(&weight, "bm25-weight", config.DefaultBM25Weight, "fixed weight of the BM25 leg (unset: the default per-query weight, as `search` uses)")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
-	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\"")
+	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"auto,bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\" (auto: the default per-query weight)")
 	beirCmd.Flags().String("embedder", config.DefaultEmbedder, "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
 	beirCmd.Flags().String("index", config.DefaultIndexDir, "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
 	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
@@ -146,6 +147,8 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 		switch name {
 		case "bm25", "vector":
 			opt.Mode = name
+		case "auto":
+			opt.AutoWeight = true
 		case "minmax", "rrf":
 			opt.Fusion = name
 			if w != "" {
@@ -154,7 +157,7 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 				}
 			}
 		default:
-			return fmt.Errorf("sweep item %q: use bm25, vector, minmax:W or rrf:W", item)
+			return fmt.Errorf("sweep item %q: use auto, bm25, vector, minmax:W or rrf:W", item)
 		}
 		rep, err := bench.EvaluateIndex(ctx, ds, ix, took, opt)
 		if err != nil {

@@ -142,12 +142,12 @@ func printQA(w io.Writer, reps []bench.QAReport) {
 
 // writeQARecords writes the per-question CSV.
 func writeQARecords(path string, recs []bench.QARecord) error {
-	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "latency_ms", "cited", "answer", "error"}}
+	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "evidence_score", "latency_ms", "cited", "answer", "error"}}
 	for _, r := range recs {
 		rows = append(rows, []string{r.Profile, r.ID, r.Kind, r.Question, r.Verdict,
 			strconv.FormatBool(r.FactAny), strconv.FormatBool(r.FactAll), strconv.FormatBool(r.Refused),
 			strconv.FormatBool(r.CitedHit), strconv.FormatBool(r.Hit1), strconv.FormatBool(r.Hit5),
-			strconv.Itoa(r.AnswerRunes), strconv.FormatFloat(r.LatencyMs, 'f', 1, 64),
+			strconv.Itoa(r.AnswerRunes), strconv.FormatFloat(r.Evidence, 'f', 3, 64), strconv.FormatFloat(r.LatencyMs, 'f', 1, 64),
 			strings.Join(r.Cited, " | "), r.Answer, r.Error})
 	}
 	f, err := os.Create(path)

@@ -41,13 +41,13 @@ func newChatModel(cfg config.Config) (chatModel, string, error) {
 	switch cfg.LLMProvider() {
 	case "anthropic":
 		model := cfg.LLMModel
-		c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: cfg.AnthropicKey, BaseURL: cfg.AnthropicBase, Model: model, Prices: prices})
+		c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: cfg.AnthropicKey, BaseURL: cfg.AnthropicBase, Model: model, Prices: prices, CallTimeout: cfg.LLMTimeout})
 		if err != nil {
 			return nil, "", err
 		}
 		return c, c.Model(), nil
 	default:
-		c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBase, Model: cfg.LLMModel, Prices: prices})
+		c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: cfg.OpenAIKey, BaseURL: cfg.OpenAIBase, Model: cfg.LLMModel, Prices: prices, CallTimeout: cfg.LLMTimeout})
 		if err != nil {
 			return nil, "", err
 		}
@@ -97,8 +97,10 @@ func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, war
 // assembleWith is assemble with an explicit audit logger (nil: none) and a
 // writer for the agent's trace line.
 func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string), logger assistant.Logger, trace io.Writer) (*assistant.Assistant, chatModel, error) {
-	var gen assistant.Generator
+	var gen, fallback assistant.Generator
 	var model chatModel
+	lookahead := 0
+	extractive := extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
 	switch cfg.EffectiveGenerator() {
 	case "llm":
 		m, name, err := newChatModel(cfg)
@@ -107,13 +109,22 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		}
 		model = m
 		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
+		fallback = extractive // the model failed: answer from the same evidence, with a notice
 	default:
-		gen = extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
+		gen = extractive
+		lookahead = 3
 	}
 	opt := assistant.Options{
-		Search:            searchOptions(cfg),
-		EvidenceThreshold: cfg.EvidenceThreshold,
-		Warn:              warn,
+		Search:             searchOptions(cfg),
+		EvidenceThreshold:  cfg.EvidenceThreshold,
+		Warn:               warn,
+		ProcedureLookahead: lookahead,
+		Fallback:           fallback,
+		NewConversation: func(history []llm.Message) assistant.Conversation {
+			s := sessionFor(tok, model, max(cfg.MaxHistory, len(history)))
+			s.AddHistory(history)
+			return s
+		},
 	}
 	if cfg.Profile != "" {
 		opt.Retrieve = agentRetriever(cfg.Profile, tok, trace)
@@ -124,21 +135,31 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 // agentRetriever runs seed 003's agentic loop (facets, routes, corrective
 // re-search within the profile's budget) in place of one search.
 func agentRetriever(profile string, tok answer.Tokenizer, trace io.Writer) assistant.Retriever {
-	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) ([]retrieve.Result, []string, error) {
+	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (assistant.Retrieval, error) {
 		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt})
 		if err != nil {
-			return nil, nil, err
+			return assistant.Retrieval{}, err
 		}
 		fmt.Fprintf(trace, "(profile %s: route %s, %d searches in %d rounds, top5 relevance %.2f, must-have %d/%d, stop: %s)\n",
 			res.Profile, res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, len(res.Facets), res.StopReason)
-		return res.Evidence, res.Unknowns, nil
+		var parts []string
+		for _, f := range res.Facets {
+			parts = append(parts, f.Text)
+		}
+		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts}, nil
 	}
 }
 
 // newSession starts a conversation that rewrites follow-ups with the LLM
 // when one is configured, else offline.
 func newSession(a *assistant.Assistant, model chatModel, maxHistory int) *answer.Session {
-	opt := answer.SessionOptions{MaxExchanges: maxHistory, Tokenizer: a.Searcher().Index().Analyzer()}
+	return sessionFor(a.Searcher().Index().Analyzer(), model, maxHistory)
+}
+
+// sessionFor is a conversation over the tokenizer tok, rewriting with
+// model when there is one.
+func sessionFor(tok answer.Tokenizer, model chatModel, maxHistory int) *answer.Session {
+	opt := answer.SessionOptions{MaxExchanges: maxHistory, Tokenizer: tok}
 	if model != nil {
 		opt.Rewriter = model
 	}

@@ -74,6 +74,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 	root.PersistentFlags().StringVar(&g.envFile, "env-file", ".env", "dotenv file to read settings from (missing is fine)")
 	root.PersistentFlags().String("store", "", "PostgreSQL store DSN postgres://user@host/db?sslmode=… instead of the index directory (SHIRUBE_STORE; prefer the variable: flags show in ps)")
 	root.PersistentFlags().String("audit", "jsonl", "audit log: jsonl (--logs folder), postgres (the store's audit_log table) or both")
+	root.PersistentFlags().Duration("llm-timeout", config.DefaultLLMTimeout, "limit on each whole LLM call, retries and streaming included (SHIRUBE_LLM_TIMEOUT)")
 	root.AddCommand(
 		newIndexCmd(g),
 		newSearchCmd(g),
@@ -127,6 +128,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	num("chunk-overlap", &c.ChunkOverlap)
 	num("k", &c.K)
 	flt("bm25-weight", &c.BM25Weight)
+	if fl := f.Lookup("bm25-weight"); fl != nil && fl.Changed {
+		c.BM25WeightSet = true
+	}
 	str("fusion", &c.Fusion)
 	flt("evidence-threshold", &c.EvidenceThreshold)
 	flt("claim-coverage", &c.ClaimCoverage)
@@ -142,6 +146,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	str("store", &c.Store)
 	str("audit", &c.Audit)
 	num("workers", &c.Workers)
+	if err == nil {
+		err = set("llm-timeout", func() error { v, e := f.GetDuration("llm-timeout"); c.LLMTimeout = v; return e })
+	}
 	if err != nil {
 		return err
 	}

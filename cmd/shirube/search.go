@@ -23,11 +23,13 @@ func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, e
 		return storeSearcher(ctx, cfg, db, 0)
 	}
 	var opt index.OpenOptions
-	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" && cfg.OpenAIKey != "" {
+	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" {
+		// Never a silent BM25-only search: the index's vectors need the
+		// same embedder for the questions.
 		cfg.EmbeddingModel = m.Embedder.Model
 		remote, err := newRemoteEmbedder(cfg)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the index in %s was built with the openai embedder (%s), so questions must be embedded too: %w", cfg.IndexDir, m.Embedder.Model, err)
 		}
 		opt.Remote = remote
 	}
@@ -38,8 +40,20 @@ func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, e
 	return retrieve.New(ix), nil
 }
 
+// searchOptions are the configured search settings. Unless the user set a
+// BM25 weight, each search chooses its own (retrieve.Options.AutoWeight).
 func searchOptions(cfg config.Config) retrieve.Options {
-	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion}
+	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion, AutoWeight: !cfg.BM25WeightSet}
+}
+
+// searchJSON is what `search --json` prints: the shape of GET /api/search,
+// with the fusion weight the search used.
+type searchJSON struct {
+	Query      string            `json:"query"`
+	K          int               `json:"k"`
+	BM25Weight float64           `json:"bm25_weight"`
+	AutoWeight bool              `json:"auto_weight"`
+	Results    []retrieve.Result `json:"results"`
 }
 
 func newSearchCmd(g *globals) *cobra.Command {
@@ -56,7 +70,8 @@ func newSearchCmd(g *globals) *cobra.Command {
 			}
 			opt := searchOptions(g.cfg)
 			opt.Mode = mode
-			res, info, err := s.Search(cmd.Context(), strings.Join(args, " "), opt)
+			query := strings.Join(args, " ")
+			res, info, err := s.Search(cmd.Context(), query, opt)
 			if err != nil {
 				return err
 			}
@@ -70,9 +85,14 @@ func newSearchCmd(g *globals) *cobra.Command {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
-				return enc.Encode(res)
+				return enc.Encode(searchJSON{Query: query, K: opt.K, BM25Weight: info.BM25Weight, AutoWeight: info.AutoWeight, Results: res})
 			}
 			w := cmd.OutOrStdout()
+			how := "set"
+			if info.AutoWeight {
+				how = "chosen for this query"
+			}
+			fmt.Fprintf(w, "(BM25 weight %.2g, %s)\n", info.BM25Weight, how)
 			if len(res) == 0 {
 				fmt.Fprintln(w, "no results")
 				return nil

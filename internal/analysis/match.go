@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Present reports whether an analysed term occurs in normalised text (see
@@ -32,4 +33,20 @@ func HasJapanese(s string) bool {
 		}
 	}
 	return false
+}
+
+// PredicateWeight is how much a predicate term (see IsPredicate) counts
+// against a noun when a question's terms are matched with evidence.
+const PredicateWeight = 0.35
+
+// IsPredicate reports whether an analysed term is a predicate or a
+// function-like word rather than a noun: a verb or adjective in its base
+// form (使う, 選ぶ, 新しい — the term ends in hiragana) or a word written in
+// hiragana alone (くらい, それぞれ). People paraphrase a document's
+// predicates far more than its nouns (「使える」 for 「適用を受ける」), so a
+// missing predicate says little about whether a passage answers the
+// question, while a missing noun says much.
+func IsPredicate(term string) bool {
+	r, _ := utf8.DecodeLastRuneInString(term)
+	return r >= 0x3041 && r <= 0x309f && utf8.RuneCountInString(term) >= 2
 }

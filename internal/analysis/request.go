@@ -12,7 +12,7 @@ var requestWords = map[string]bool{
 	"できる": true, "れる": true, "られる": true, "場合": true, "こと": true, "もの": true, "とき": true,
 	"時": true, "何": true, "どう": true, "なぜ": true, "いつ": true, "どこ": true, "誰": true,
 	"どれ": true, "どの": true, "いい": true, "よい": true, "良い": true, "必要": true, "について": true,
-	"詳細": true, "説明": true, "具体": true, "的": true, "ください": true, "下さい": true,
+	"詳細": true, "説明": true, "存在": true, "具体": true, "的": true, "ください": true, "下さい": true,
 	"how": true, "what": true, "why": true, "when": true, "where": true, "which": true, "who": true,
 	"do": true, "doe": true, "can": true, "should": true, "procedur": true, "step": true, "way": true,
 }

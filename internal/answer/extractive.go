@@ -6,7 +6,6 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,8 +18,8 @@ import (
 // ExtractiveOptions tune the extractive generator. Zero values take the
 // defaults shown.
 type ExtractiveOptions struct {
-	MaxSentences int     // most sentences in an answer; default 4
-	MaxRunes     int     // length budget of the answer text; default 400
+	MaxSentences int     // most sentences in an answer; default 3
+	MaxRunes     int     // length budget of the answer text; default 250
 	RankBonus    float64 // relevance bonus of the top-ranked chunk, decaying as 1/rank; default 0.05
 	Diversity    float64 // MMR weight of novelty against relevance, 0–1; default 0.3
 	MinRelative  float64 // a further sentence needs this share of the best one's score; default 0.5
@@ -28,10 +27,10 @@ type ExtractiveOptions struct {
 
 func (o ExtractiveOptions) withDefaults() ExtractiveOptions {
 	if o.MaxSentences <= 0 {
-		o.MaxSentences = 4
+		o.MaxSentences = 3
 	}
 	if o.MaxRunes <= 0 {
-		o.MaxRunes = 400
+		o.MaxRunes = 250
 	}
 	if o.RankBonus == 0 {
 		o.RankBonus = 0.05
@@ -93,6 +92,7 @@ type candidate struct {
 	rel   float64 // coverage of the query plus rank bonus
 	cov   float64 // weighted share of the query it covers
 	item  bool    // its line is a list item (a step, a bullet)
+	typed bool    // it holds an expression of the kind of fact the question asks for
 	// number is the item number of its line ("1.") when it is the line's
 	// first sentence; answers keep it so that steps read as steps.
 	number string
@@ -109,6 +109,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	a := Answer{Generator: GeneratorExtractive}
 	qterms := e.tok.Terms(query)
 	content := uniqueContent(qterms)
+	qtype := analysis.QuestionType(query)
 
 	var cands []*candidate
 	headings := make([]map[string]bool, len(results))
@@ -123,7 +124,8 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		info := candidateLineInfo(text)
 		for li, line := range lineSentences(text) {
 			for si, s := range line {
-				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) {
+				typed := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure && qtype.Satisfied(analysis.Normalize(s))
+				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed {
 					continue // a PDF title, page header or table cell, not a statement
 				}
 				cands = append(cands, &candidate{
@@ -131,6 +133,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					runes: utf8.RuneCountInString(s),
 					terms: termSet(e.tok.Terms(s)),
 					item:  li < len(info) && info[li].item,
+					typed: typed,
 				})
 				if si == 0 && li < len(info) {
 					cands[len(cands)-1].number = info[li].number
@@ -157,11 +160,17 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 			c.cov /= total
 		}
 		if c.cov > 0 {
-			c.rel = c.cov + e.opt.RankBonus/float64(c.chunk+1)
+			c.rel = c.cov*typeFactor(qtype, c.typed) + e.opt.RankBonus/float64(c.chunk+1)
 		}
 	}
 
-	picked := e.pick(cands, content, weights, isProcedure(query))
+	var picked []*candidate
+	if qtype.Kind == analysis.KindProcedure {
+		picked = e.procedureSection(cands, results, qterms)
+	}
+	if picked == nil {
+		picked = e.pick(cands, content, weights, qtype)
+	}
 	var cited map[int]int
 	a.Text, a.Evidence, cited = compose(picked, results)
 	v := VerifyClaims(a.Text, citedTexts(cited, results), e.tok, 0)
@@ -181,6 +190,96 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	}
 	a.Unknowns = unknownsLine(query, qterms, covered, a.Text)
 	return a, nil
+}
+
+// procedureSection answers a question about a procedure with the steps of
+// the section whose own heading names it: 「ロックアウトの解除手順は？」 is
+// answered by the list items and commands under 「5.1 ロックアウトの解除」,
+// not by the overview that mentions unlocking. A section's own headings are
+// its heading path without the document title (which every section of the
+// document shares); they must cover more of the question — request words
+// such as 手順 included — than any other retrieved section's (on a tie,
+// the first in the document), and the section must hold steps. The steps are quoted in order within the length
+// budget, after the sentence that introduces them. nil means no section
+// qualifies and the sentence-based pick applies.
+func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Result, qterms []string) []*candidate {
+	terms := map[string]bool{}
+	for _, t := range qterms {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) && (isContentTerm(t) || analysis.IsRequestWord(t)) {
+			terms[t] = true
+		}
+	}
+	best, bestScore := -1, 0.0
+	for ci, r := range results {
+		own := r.Heading
+		if i := strings.Index(own, " > "); i >= 0 {
+			own = own[i+3:]
+		} else {
+			continue // no section below the title
+		}
+		hn := analysis.Normalize(own)
+		score := 0.0
+		if analysis.IsProcedure(hn) {
+			score += 0.5 // the heading names a procedure (手順, 方法 …)
+		}
+		for t := range terms {
+			if analysis.Present(hn, t) {
+				w := 1.0
+				if analysis.IsRequestWord(t) {
+					w = 0.5
+				}
+				score += w
+			}
+		}
+		switch {
+		case score > bestScore:
+			best, bestScore = ci, score
+		case score == bestScore && best >= 0 && r.File == results[best].File && chunkIndex(r.ChunkID) < chunkIndex(results[best].ChunkID):
+			// Sibling sections that name the procedure equally: its
+			// steps begin in the first one.
+			best = ci
+		}
+	}
+	if best < 0 || bestScore < 1 {
+		return nil
+	}
+	var picked []*candidate
+	used, steps := 0, 0
+	for _, c := range cands {
+		if c.chunk != best {
+			continue
+		}
+		if !c.item && steps > 0 {
+			continue // prose after the steps began
+		}
+		if used+c.runes > e.opt.MaxRunes && len(picked) > 0 {
+			break
+		}
+		picked = append(picked, c)
+		used += c.runes
+		if c.item {
+			steps++
+		}
+	}
+	if steps == 0 {
+		return nil
+	}
+	return picked
+}
+
+// typeFactor scales a sentence's query coverage by whether it holds the kind
+// of fact the question asks for (a number with the asked counter, a date, a
+// penalty, a definition …): a sentence that only repeats the question's
+// words loses to the one that carries the answer. Strict kinds (see
+// analysis.AnswerType.Strict) weigh more than the rest.
+func typeFactor(qt analysis.AnswerType, typed bool) float64 {
+	switch {
+	case typed || qt.Kind == analysis.KindNone || qt.Kind == analysis.KindProcedure:
+		return 1
+	case qt.Strict():
+		return 0.6
+	}
+	return 0.85
 }
 
 // headingShare is how much a query term counts for a sentence when only the
@@ -203,12 +302,16 @@ func idfWeights(terms []string, cands []*candidate) map[string]float64 {
 			}
 		}
 		w[t] = math.Log(1 + (n+1)/(df+0.5))
+		if analysis.IsPredicate(t) {
+			w[t] *= analysis.PredicateWeight
+		}
 	}
 	return w
 }
 
 // pick chooses the answer sentences.
-func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64, procedure bool) []*candidate {
+func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64, qtype analysis.AnswerType) []*candidate {
+	procedure := qtype.Kind == analysis.KindProcedure
 	var best *candidate
 	for _, c := range cands {
 		if c.rel > 0 && (best == nil || c.rel > best.rel) {
@@ -267,6 +370,15 @@ func (e *Extractive) pick(cands []*candidate, content []string, weights map[stri
 	gp, gn := neighbourGain(prev, fits, gainOf), neighbourGain(next, fits, gainOf)
 	if gp == gn && prev != nil && next != nil && prev.line == best.line && next.line != best.line {
 		gp += 1e-9
+	}
+	// When the best sentence lacks the asked kind of fact and a neighbour
+	// holds it, the fact spans the two: take that neighbour.
+	if !best.typed && qtype.Kind != analysis.KindNone && !procedure {
+		if fits(prev) && prev.typed && !(fits(next) && next.typed && gn > gp) {
+			gp = math.Inf(1)
+		} else if fits(next) && next.typed {
+			gn = math.Inf(1)
+		}
 	}
 	switch {
 	case e.opt.MaxSentences < 2:
@@ -329,25 +441,73 @@ func (e *Extractive) pick(cands []*candidate, content []string, weights map[stri
 	// drop the answer.
 	if len(picked) == 1 && best.runes > e.opt.MaxRunes {
 		cut := *best
-		cut.text = excerpt(best.text, e.opt.MaxRunes)
+		cut.text = e.clauseWindow(best.text, content, weights, qtype)
 		picked[0] = &cut
 	}
 	return picked
 }
 
+// Ellipsis marks where an answer cut a sentence of the evidence short.
+const Ellipsis = "…"
+
+// clauseWindow shortens a sentence longer than the budget to the run of
+// its clauses (cut after 、，,；) that fits and covers the most of the
+// question — and, when the question asks for a kind of fact, holds it. The
+// cut ends are marked with Ellipsis; the text between is verbatim.
+func (e *Extractive) clauseWindow(text string, content []string, weights map[string]float64, qtype analysis.AnswerType) string {
+	var clauses []string
+	start := 0
+	for i, r := range text {
+		if r == '、' || r == '，' || r == ',' || r == '；' {
+			end := i + utf8.RuneLen(r)
+			clauses = append(clauses, text[start:end])
+			start = end
+		}
+	}
+	if start < len(text) {
+		clauses = append(clauses, text[start:])
+	}
+	budget := e.opt.MaxRunes - 2*utf8.RuneCountInString(Ellipsis)
+	bestScore, bi, bj := -1.0, 0, 0
+	for i := range clauses {
+		n := 0
+		for j := i; j < len(clauses); j++ {
+			n += utf8.RuneCountInString(clauses[j])
+			if n > budget {
+				break
+			}
+			w := strings.Join(clauses[i:j+1], "")
+			terms := termSet(e.tok.Terms(w))
+			score := 0.0
+			for _, t := range content {
+				if terms[t] {
+					score += weights[t]
+				}
+			}
+			if qtype.Kind != analysis.KindNone && qtype.Satisfied(analysis.Normalize(w)) {
+				score *= 1.5
+			}
+			if score > bestScore {
+				bestScore, bi, bj = score, i, j
+			}
+		}
+	}
+	if bestScore < 0 { // not even one clause fits
+		return excerpt(text, e.opt.MaxRunes)
+	}
+	out := strings.Join(clauses[bi:bj+1], "")
+	if bi > 0 {
+		out = Ellipsis + out
+	}
+	if bj < len(clauses)-1 {
+		out += Ellipsis
+	}
+	return out
+}
+
 // maxExtraSteps is how many sentences beyond MaxSentences the steps of a
 // procedure may take.
 const maxExtraSteps = 4
-
-// procedureQuestion matches a question that asks how to do something:
-// 「…の手順は？」「…する方法」「どうすれば」「どのように」「どう隔離する」
-// (どう before a kanji or katakana verb, not どうして "why"), "how to".
-var procedureQuestion = regexp.MustCompile(`手順|方法|やり方|仕方|段取り|どうすれば|どうやって|どのように|どう[\p{Han}\p{Katakana}]|(?i:\bhow (?:to|do|can|should)\b|\bprocedures?\b|\bsteps?\b)`)
-
-// isProcedure reports whether a question asks how to do something.
-func isProcedure(query string) bool {
-	return procedureQuestion.MatchString(analysis.Normalize(query))
-}
 
 // neighbourGain is gain(c) for a neighbour that fits the budget, else -1.
 func neighbourGain(c *candidate, fits func(*candidate) bool, gain func(*candidate) float64) float64 {
@@ -504,16 +664,23 @@ func chunkIndex(id string) int {
 // an artefact of terms spanning a word boundary (the bigram "年保" of
 // "何年保管" when the answer says "1年間保管").
 func unknownsLine(query string, qterms []string, covered map[string]bool, answer string) []string {
+	// Unknowns name whole words of the question: character n-grams (「先を」
+	// 「を教」) and predicates (使える, 教える) would report fragments and
+	// phrasing, not facts, so only nouns — the analyser's word terms — are
+	// reported when it made any.
+	words := slices.ContainsFunc(qterms, func(t string) bool { return !strings.HasPrefix(t, analysis.NGramPrefix) })
 	missing := spans(query, qterms, func(t string) int {
 		switch {
+		case words && strings.HasPrefix(t, analysis.NGramPrefix):
+			return spanIgnore
 		case covered[t]:
 			return spanBlock
-		case isContentTerm(t):
+		case isContentTerm(t) && !(words && analysis.IsPredicate(t)):
 			return spanKeep
 		}
 		return spanIgnore
 	})
-	answer = normalize(answer)
+	answer = analysis.Normalize(answer)
 	missing = slices.DeleteFunc(missing, func(m string) bool {
 		return strings.Contains(answer, strings.ToLower(m)) || analysis.IsRequestWord(analysis.Normalize(m))
 	})

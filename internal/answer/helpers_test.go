@@ -1,6 +1,10 @@
 package answer
 
-import "unicode"
+import (
+	"unicode"
+
+	"github.com/shirube/shirube/internal/analysis"
+)
 
 // bigrams is a test tokenizer: NFKC, lower case, then character bigrams of
 // each run of letters and digits (a one-rune run is its own term). Latin
@@ -24,7 +28,7 @@ func (bigrams) Terms(text string) []string {
 	}
 	var run []rune
 	ascii := false
-	for _, r := range normalize(text) {
+	for _, r := range analysis.Normalize(text) {
 		ok := unicode.IsLetter(r) || unicode.IsDigit(r)
 		isASCII := r < unicode.MaxASCII
 		if !ok || (len(run) > 0 && isASCII != ascii) {

@@ -188,6 +188,15 @@ func (g *LLM) GenerateStream(ctx context.Context, query string, results []retrie
 	}
 	resp, err := g.stream.Stream(ctx, g.Request(query, results, history), onDelta)
 	if err != nil {
+		switch {
+		case resp.Incomplete && ctx.Err() == nil:
+			// Cut off mid-answer: the part that arrived, checked like a
+			// whole answer, with the error (wrapping llm.ErrIncomplete).
+			return g.finish(ctx, query, results, resp), fmt.Errorf("llm answer: %w", err)
+		case resp.Incomplete:
+			// Cancelled mid-answer: the raw part that arrived, for the record.
+			return Answer{Text: resp.Text, Generator: "llm:" + resp.Model, Usage: resp.Usage, CostUSD: resp.CostUSD}, fmt.Errorf("llm answer: %w", err)
+		}
 		return Answer{}, fmt.Errorf("llm answer: %w", err)
 	}
 	return g.finish(ctx, query, results, resp), nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/shirube/shirube/internal/analysis"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,9 +132,9 @@ func TestJSQuADOracleContainment(t *testing.T) {
 // containsAny reports whether text contains one of the gold answers after
 // NFKC (and lower-casing).
 func containsAny(text string, gold []string) bool {
-	text = normalize(text)
+	text = analysis.Normalize(text)
 	for _, g := range gold {
-		if g != "" && strings.Contains(text, normalize(g)) {
+		if g != "" && strings.Contains(text, analysis.Normalize(g)) {
 			return true
 		}
 	}

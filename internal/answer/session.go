@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/llm"
 )
 
@@ -87,33 +88,58 @@ Keep the question's language and wording as far as possible. Do not answer the q
 If the question is already stand-alone, return it unchanged.
 Output only the query, on one line, without quotes or explanations.`
 
+// Rewritten is a follow-up question rewritten into a stand-alone query,
+// with the tokens and cost of the model call that did it (zero offline).
+type Rewritten struct {
+	Query   string
+	Usage   llm.Usage
+	CostUSD float64
+}
+
+// AddHistory records the exchanges of msgs (alternating user and
+// assistant messages, as History returns them, e.g. an eval case's
+// conversation_context): each user message with the assistant message
+// that follows it, if any.
+func (s *Session) AddHistory(msgs []llm.Message) {
+	for i, m := range msgs {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		a := ""
+		if i+1 < len(msgs) && msgs[i+1].Role == llm.RoleAssistant {
+			a = msgs[i+1].Content
+		}
+		s.Add(m.Content, a)
+	}
+}
+
 // Rewrite turns a follow-up question into a stand-alone query. Without
 // earlier exchanges, query is returned unchanged.
 //
 // With a Rewriter configured, the model is asked, given the conversation.
 // Otherwise, or when the model returns nothing usable, a query that refers
 // back (その, それ, この, 上記, 前述, さっき, 同じ, it, that, this, those, …)
-// or is very short is prefixed with the key terms of the previous question
-// that it does not already contain; the original text is kept. Other queries
-// are returned unchanged.
+// or is very short is rewritten offline (see rewriteOffline). Other
+// queries are returned unchanged.
 //
 // When the model call fails, Rewrite returns the offline rewrite together
 // with the error, so the caller may go on with it.
-func (s *Session) Rewrite(ctx context.Context, query string) (string, error) {
+func (s *Session) Rewrite(ctx context.Context, query string) (Rewritten, error) {
 	prev := s.lastQuestion()
 	if prev == "" || strings.TrimSpace(query) == "" {
-		return query, nil
+		return Rewritten{Query: query}, nil
 	}
-	offline := s.rewriteOffline(prev, query)
+	offline := Rewritten{Query: s.rewriteOffline(prev, query)}
 	if s.opt.Rewriter == nil {
 		return offline, nil
 	}
 	resp, err := s.opt.Rewriter.Complete(ctx, s.rewriteRequest(query))
+	offline.Usage, offline.CostUSD = resp.Usage, resp.CostUSD
 	if err != nil {
 		return offline, fmt.Errorf("rewrite follow-up question: %w", err)
 	}
 	if out := cleanRewrite(resp.Text); out != "" && utf8.RuneCountInString(out) <= 4*utf8.RuneCountInString(query)+200 {
-		return out, nil
+		return Rewritten{Query: out, Usage: resp.Usage, CostUSD: resp.CostUSD}, nil
 	}
 	return offline, nil
 }
@@ -156,9 +182,25 @@ func cleanRewrite(text string) string {
 	return ""
 }
 
-// rewriteOffline prefixes a follow-up with the key terms of prev.
+// rewriteOffline makes a follow-up stand-alone without a model. A
+// Japanese follow-up has its references resolved against prev (see
+// resolveJapanese): 「その手順の詳細を教えて」 after
+// 「ログインできない場合の対処法は？」 becomes
+// 「ログインできない場合の対処法の手順の詳細を教えて」. When that is not
+// possible (an English question, or a previous turn that is a statement
+// with nothing to point at), the key terms of prev that the query lacks
+// are put in front of it.
 func (s *Session) rewriteOffline(prev, query string) string {
-	if s.opt.Tokenizer == nil || !IsFollowUp(query) {
+	if !IsFollowUp(query) {
+		return query
+	}
+	q := strings.TrimSpace(query)
+	if analysis.HasJapanese(q) {
+		if out, ok := resolveJapanese(prev, q); ok {
+			return out
+		}
+	}
+	if s.opt.Tokenizer == nil {
 		return query
 	}
 	current := termSet(s.opt.Tokenizer.Terms(query))
@@ -174,7 +216,121 @@ func (s *Session) rewriteOffline(prev, query string) string {
 	if len(keys) == 0 {
 		return query
 	}
-	return strings.Join(keys, " ") + " " + strings.TrimSpace(query)
+	return strings.Join(keys, " ") + " " + q
+}
+
+// jaReference finds what a Japanese follow-up points back with: a
+// demonstrative before a noun (その手順, この設定, 上記の手順; group 1 and
+// the noun in group 2) or a word standing for the earlier subject (それ,
+// 上記, さっきの; group 3).
+var jaReference = regexp.MustCompile(`(その|この|あの|上記の|前述の|先ほどの|先程の|さっきの)([\p{Han}\p{Katakana}ー]+)|(それ|これ|あれ|上記|前述|さっきの|先ほどの|先程の)`)
+
+// questionEnding is how a question or request ends after its subject
+// (「…は？」, 「…を教えてください」, 「…について知りたい」).
+var questionEnding = regexp.MustCompile(`(?:について|に関して|に関する|の件)?(?:は|を|が|って|とは|の)?(?:教えて(?:ください|下さい)?|知りたい(?:です)?|どうすれば(?:いい|よい)(?:ですか|でしょうか)?|どうしたら(?:いい|よい)(?:ですか|でしょうか)?|何(?:ですか|でしょうか)?|ですか|でしょうか|ありますか)?$`)
+
+// maxSubjectRunes bounds the subject carried into a follow-up.
+const maxSubjectRunes = 40
+
+// questionSubject is what the question prev asks about: prev without its
+// question ending (「ログインできない場合の対処法は？」 →
+// 「ログインできない場合の対処法」). It is "" when prev is not a question
+// (a statement) or its subject is empty or too long to carry.
+func questionSubject(prev string) string {
+	p := strings.TrimSpace(prev)
+	asked := strings.HasSuffix(p, "?") || strings.HasSuffix(p, "？")
+	p = strings.TrimRight(p, "?？!！。. 　")
+	loc := questionEnding.FindStringIndex(p)
+	if loc != nil && loc[0] < loc[1] {
+		asked = true
+		p = p[:loc[0]]
+	}
+	p = strings.TrimSpace(p)
+	if !asked || p == "" || utf8.RuneCountInString(p) > maxSubjectRunes {
+		return ""
+	}
+	return p
+}
+
+// phraseEndingWith returns the phrase of prev that ends with noun: the
+// text from the clause boundary before noun's first occurrence up to its
+// end (「アカウントがロックアウトされた利用者からサービスデスクに…」 and
+// 「利用者」 → 「アカウントがロックアウトされた利用者」), or "" when prev
+// lacks noun.
+func phraseEndingWith(prev, noun string) string {
+	i := strings.Index(prev, noun)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndexAny(prev[:i], "。、，,．！？!?\n 「」『』（）()")
+	if start >= 0 {
+		_, size := utf8.DecodeRuneInString(prev[start:])
+		start += size
+	} else {
+		start = 0
+	}
+	phrase := prev[start : i+len(noun)]
+	if utf8.RuneCountInString(phrase) > maxSubjectRunes {
+		return noun
+	}
+	return phrase
+}
+
+// resolveJapanese rewrites a Japanese follow-up q into a stand-alone
+// question by replacing its references with what they point at in prev:
+//
+//   - 「その利用者」 where prev mentions 利用者: the phrase of prev ending
+//     with it (「アカウントがロックアウトされた利用者」);
+//   - 「その手順」 where prev does not: prev's subject and の
+//     (「ログインできない場合の対処法の手順」);
+//   - 「それ」, 「上記」: prev's subject;
+//   - a very short question without a reference (「期限は？」): prev's
+//     subject and の in front.
+//
+// It reports false when a reference cannot be resolved (prev is a
+// statement and the noun is not in it).
+func resolveJapanese(prev, q string) (string, bool) {
+	prev = strings.TrimSpace(prev)
+	subject := questionSubject(prev)
+	var b strings.Builder
+	last, found := 0, false
+	for _, m := range jaReference.FindAllStringSubmatchIndex(q, -1) {
+		var repl string
+		switch {
+		case m[4] >= 0: // demonstrative + noun
+			noun := q[m[4]:m[5]]
+			if strings.HasPrefix(noun, "他") {
+				continue // その他: "others", not a reference
+			}
+			switch phrase := phraseEndingWith(prev, noun); {
+			case phrase != "":
+				repl = phrase
+			case subject != "":
+				repl = subject + "の" + noun
+			default:
+				return "", false
+			}
+		default: // a word standing for the subject
+			if subject == "" {
+				return "", false
+			}
+			repl = subject
+			if strings.HasSuffix(q[m[6]:m[7]], "の") {
+				repl += "の"
+			}
+		}
+		b.WriteString(q[last:m[0]])
+		b.WriteString(repl)
+		last, found = m[1], true
+	}
+	if !found {
+		if subject == "" || strings.Contains(q, subject) {
+			return "", false
+		}
+		return subject + "の" + q, true
+	}
+	b.WriteString(q[last:])
+	return b.String(), true
 }
 
 var (
@@ -192,7 +348,7 @@ const followUpRunes = 6
 // it refers back (Japanese demonstratives, 上記, 前述, 同じ, "2番目", English
 // it/that/this/those/…) or is very short.
 func IsFollowUp(query string) bool {
-	q := strings.TrimSpace(normalize(query))
+	q := strings.TrimSpace(analysis.Normalize(query))
 	q = strings.ReplaceAll(q, "その他", "")
 	if jaDeixis.MatchString(q) || enDeixis.MatchString(q) {
 		return true

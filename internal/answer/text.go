@@ -7,13 +7,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-)
 
-// normalize folds text the way the analyser does before it makes terms
-// (NFKC, lower case), so that terms can be found again inside the text.
-func normalize(s string) string {
-	return strings.ToLower(norm.NFKC.String(s))
-}
+	"github.com/shirube/shirube/internal/analysis"
+)
 
 var (
 	headingLine  = regexp.MustCompile(`^#{1,6}(\s|$)`)
@@ -38,14 +34,28 @@ type candLine struct {
 	text   string
 	item   bool
 	number string // the item number as written ("1.", "(2)"), for numbered items
+	code   bool   // a line of a fenced code block: a command, quoted whole
 }
 
 // candidateLineInfo is candidateLines with each line's list-item flag.
 func candidateLineInfo(text string) []candLine {
 	var out []candLine
 	lines := strings.Split(text, "\n")
+	fenced := false
 	for i, line := range lines {
 		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			// A command is a step of its procedure; it is never split
+			// into sentences.
+			if line != "" {
+				out = append(out, candLine{text: line, item: true, code: true})
+			}
+			continue
+		}
 		if line == "" || headingLine.MatchString(line) || tableRule.MatchString(line) {
 			continue
 		}
@@ -56,7 +66,7 @@ func candidateLineInfo(text string) []candLine {
 		number := strings.TrimSpace(itemNumber.FindString(line))
 		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
 		if line != "" {
-			out = append(out, candLine{line, item, number})
+			out = append(out, candLine{text: line, item: item, number: number})
 		}
 	}
 	return out
@@ -120,12 +130,6 @@ func headingLines(text string) []string {
 	return out
 }
 
-// abbreviations end with a period that does not end a sentence.
-var abbreviations = map[string]bool{
-	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "mr.": true, "mrs.": true,
-	"dr.": true, "fig.": true, "no.": true, "al.": true, "approx.": true, "cf.": true,
-}
-
 // splitSentences returns the sentences of text, in order. See lineSentences.
 func splitSentences(text string) []string {
 	var out []string
@@ -135,53 +139,16 @@ func splitSentences(text string) []string {
 	return out
 }
 
-// lineSentences splits text into sentences, grouped by source line: after 。！？!? (plus any closing
-// brackets or quotes that follow), after "." or ";" followed by a space
-// (unless the word is a common abbreviation), and at line ends. Headings,
-// table rules and bullets are handled as in candidateLines. Fragments
-// without a letter or digit are dropped.
+// lineSentences splits text into sentences, grouped by source line, with
+// the project's one splitter (analysis.Sentences: a full stop inside a
+// bracket pair does not end a sentence). Headings, table rules and bullets
+// are handled as in candidateLines.
 func lineSentences(text string) [][]string {
 	var out [][]string
-	for _, line := range candidateLines(text) {
-		var sents []string
-		add := func(s string) {
-			s = strings.TrimSpace(s)
-			for _, r := range s {
-				if unicode.IsLetter(r) || unicode.IsDigit(r) {
-					sents = append(sents, s)
-					return
-				}
-			}
-		}
-		start := 0
-		for i := 0; i < len(line); {
-			r, size := utf8.DecodeRuneInString(line[i:])
-			end := i + size
-			cut := false
-			switch r {
-			case '。', '！', '？', '!', '?', '｡':
-				cut = true
-			case '.', ';':
-				if end == len(line) || line[end] == ' ' {
-					word := line[strings.LastIndexByte(line[:i], ' ')+1 : end]
-					cut = r == ';' || !abbreviations[strings.ToLower(word)]
-				}
-			}
-			if cut {
-				for end < len(line) {
-					c, n := utf8.DecodeRuneInString(line[end:])
-					if !strings.ContainsRune("」』）)］]】\"'”’!?！？。", c) {
-						break
-					}
-					end += n
-				}
-				add(line[start:end])
-				start = end
-			}
-			i = end
-		}
-		add(line[start:])
-		if len(sents) > 0 {
+	for _, line := range candidateLineInfo(text) {
+		if line.code {
+			out = append(out, []string{line.text})
+		} else if sents := analysis.Sentences(line.text); len(sents) > 0 {
 			out = append(out, sents)
 		}
 	}
@@ -263,7 +230,7 @@ const (
 // character bigrams "保管", "管期", "期間" come back as "保管期間", and a bigram
 // whose runes all lie inside blocked terms is not reported on its own.
 func spans(text string, terms []string, class func(string) int) []string {
-	runes := []rune(normalize(text))
+	runes := []rune(analysis.Normalize(text))
 	// Report pieces in NFKC but in their original case when lower-casing
 	// kept every rune in place.
 	display := []rune(norm.NFKC.String(text))

@@ -19,9 +19,9 @@ func TestSplitSentences(t *testing.T) {
 			want: []string{"梅雨は雨季の一種である。", "5月から7月に来る！", "本当か？"},
 		},
 		{
-			name: "closing bracket stays with its sentence",
+			name: "a quotation does not end the sentence around it",
 			text: "「保管せよ。」と定める。次の文。",
-			want: []string{"「保管せよ。」", "と定める。", "次の文。"},
+			want: []string{"「保管せよ。」と定める。", "次の文。"},
 		},
 		{
 			name: "english with abbreviation and decimal",

@@ -118,7 +118,7 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 		norm  string
 		terms map[string]bool
 	}
-	prep := func(t string) ev { return ev{norm: normalize(t), terms: termSet(tok.Terms(t))} }
+	prep := func(t string) ev { return ev{norm: analysis.Normalize(t), terms: termSet(tok.Terms(t))} }
 	evs := make(map[int]ev, len(evidence))
 	all := make([]int, 0, len(evidence))
 	for n, t := range evidence {
@@ -426,7 +426,7 @@ var numberRun = regexp.MustCompile(`\d+(?:[,，]\d{3})*(?:\.\d+)?`)
 // numbering has been stripped by SplitClaims before.
 func numbers(s string) []string {
 	var out []string
-	for _, m := range numberRun.FindAllString(normalize(s), -1) {
+	for _, m := range numberRun.FindAllString(analysis.Normalize(s), -1) {
 		m = strings.NewReplacer(",", "", "，", "").Replace(m)
 		if !slices.Contains(out, m) {
 			out = append(out, m)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/guard"
@@ -28,8 +31,9 @@ type StreamGenerator interface {
 // Conversation is the history of one chat session.
 type Conversation interface {
 	// Rewrite turns a follow-up into a stand-alone query; other queries
-	// come back unchanged.
-	Rewrite(ctx context.Context, query string) (string, error)
+	// come back unchanged. The usage of a model call it made is counted
+	// in the answer's.
+	Rewrite(ctx context.Context, query string) (answer.Rewritten, error)
 	// History returns the previous exchanges, oldest first.
 	History() []llm.Message
 	// Add records an exchange.
@@ -42,18 +46,55 @@ type Logger interface {
 }
 
 // Retriever replaces the single hybrid search with another retrieval
-// strategy, such as the agentic loop of seed 003 (internal/agent). It
-// returns the evidence, best first, and the parts of the question it found
-// no evidence for.
-type Retriever func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (results []retrieve.Result, unknowns []string, err error)
+// strategy, such as the agentic loop of seed 003 (internal/agent).
+type Retriever func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (Retrieval, error)
+
+// Retrieval is what a Retriever found.
+type Retrieval struct {
+	Results  []retrieve.Result // the evidence, best first
+	Unknowns []string          // parts of the question without evidence
+	// Parts are the parts of the question the strategy searched for
+	// separately (the agent's facets). The evidence gate passes when one
+	// chunk supports the whole question or every part has a chunk that
+	// supports it.
+	Parts []string
+}
+
+// MaxQuestionRunes is the longest question accepted, in characters, on
+// the command line and in the API alike.
+const MaxQuestionRunes = 2000
+
+// DefaultSlowAnswer is the answer time above which a warning is logged
+// (seed 002 §9: タイムアウト（5秒超過） → 警告ログ、処理は継続).
+const DefaultSlowAnswer = 5 * time.Second
 
 // Options are an Assistant's settings.
 type Options struct {
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default 0.5)
-	Warn              func(string)     // audit-log failures and other warnings
+	Warn              func(string)     // audit-log failures, slow answers and other warnings
 	// Retrieve, when set, is used instead of one Searcher.Search call.
 	Retrieve Retriever
+	// ProcedureLookahead, when above 1, lets the generator choose the
+	// section that answers a procedure question from this many times K
+	// results (the extractive generator's procedure steps); the gate and
+	// the reported results stay the top K plus what the answer cites.
+	ProcedureLookahead int
+	// Fallback answers when the generator fails (the model is down, out of
+	// time or cut off before writing anything): the extractive generator,
+	// from the same evidence. The reply then carries NoticeLLMUnavailable.
+	// nil means a generator failure fails the question.
+	Fallback Generator
+	// NewConversation builds the conversation for a request that carries
+	// History but no Conversation (an eval case's conversation_context),
+	// so its follow-up is rewritten like one in a chat. nil means an
+	// offline answer.Session over the searcher's analyser.
+	NewConversation func(history []llm.Message) Conversation
+	// SlowAnswer is the answer time above which Warn is told; 0 means
+	// DefaultSlowAnswer.
+	SlowAnswer time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 }
 
 // Assistant answers questions. Create it with New.
@@ -72,6 +113,12 @@ func New(s *retrieve.Searcher, gen Generator, log Logger, opt Options) *Assistan
 	}
 	if opt.Warn == nil {
 		opt.Warn = func(string) {}
+	}
+	if opt.SlowAnswer <= 0 {
+		opt.SlowAnswer = DefaultSlowAnswer
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
 	}
 	a := &Assistant{gen: gen, log: log, opt: opt}
 	a.searcher.Store(s)
@@ -105,30 +152,96 @@ type Request struct {
 	OnDelta func(string)
 }
 
-// Ask answers one question and writes its audit log line.
+// CheckQuestion returns q trimmed, or an error in Japanese when it is
+// empty or longer than MaxQuestionRunes.
+func CheckQuestion(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return "", ErrEmptyQuestion
+	}
+	if n := utf8.RuneCountInString(q); n > MaxQuestionRunes {
+		return "", fmt.Errorf("%w（%d 文字）— %d 文字以内にしてください", ErrQuestionTooLong, n, MaxQuestionRunes)
+	}
+	return q, nil
+}
+
+// Errors of CheckQuestion.
+var (
+	ErrEmptyQuestion   = errors.New("質問が空です — 質問を入力してください")
+	ErrQuestionTooLong = errors.New("質問が長すぎます")
+)
+
+// Ask answers one question and writes its audit log line — whatever the
+// outcome: an answer, a guardrail template, an extractive answer after a
+// model failure, an answer cut off mid-stream, a timeout, a client that
+// went away or an error (Reply.Outcome, auditlog.Outcome…). The returned
+// error is the question's failure; a failure to write the audit line is
+// reported in Reply.AuditError and through Options.Warn.
 func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
-	start := time.Now()
-	query := strings.TrimSpace(req.Query)
-	if query == "" {
-		return Reply{}, errors.New("the question is empty — type a question")
+	start := a.opt.Now()
+	query, err := CheckQuestion(req.Query)
+	if err != nil {
+		return Reply{}, err
 	}
 	rep := Reply{Query: query, Evidence: []answer.Evidence{}, Unknowns: []string{}, SearchResults: []retrieve.Result{}}
-	history := req.History
-	effective := query
-	if c := req.Conversation; c != nil {
-		history = c.History()
-		rw, err := c.Rewrite(ctx, query)
-		if err != nil {
-			a.opt.Warn(fmt.Sprintf("follow-up not rewritten: %v", err))
-		} else if rw = strings.TrimSpace(rw); rw != "" && rw != query {
-			effective = rw
-			rep.RewrittenQuery = rw
-		}
-	}
 	sopt := a.opt.Search
 	if req.Search.K > 0 {
 		sopt = req.Search
 	}
+	err = a.answer(ctx, req, &sopt, &rep)
+	elapsed := a.opt.Now().Sub(start)
+	rep.ProcessingTimeSec = roundSec(elapsed)
+	if err != nil {
+		rep.Outcome = outcomeOf(ctx, err)
+		rep.Error = err.Error()
+	}
+	if elapsed > a.opt.SlowAnswer {
+		a.opt.Warn(fmt.Sprintf("slow answer: %.1f s (over %s, seed 002 §9) for %q [%s]", elapsed.Seconds(), a.opt.SlowAnswer, auditlog.Excerpt(query, 60), rep.Outcome))
+	}
+	if c := req.Conversation; c != nil && err == nil {
+		c.Add(query, rep.Answer)
+	}
+	if aerr := a.audit(context.WithoutCancel(ctx), req, rep, sopt); aerr != nil {
+		rep.AuditError = aerr
+	}
+	return rep, err
+}
+
+// outcomeOf names how a failed question ended.
+func outcomeOf(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || (ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)):
+		return auditlog.OutcomeTimeout
+	case ctx.Err() != nil:
+		return auditlog.OutcomeCancelled
+	}
+	return auditlog.OutcomeError
+}
+
+// answer fills rep for the question rep.Query.
+func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Options, rep *Reply) error {
+	query := rep.Query
+	history := req.History
+	effective := query
+	conv := req.Conversation
+	if conv != nil {
+		history = conv.History()
+	} else if len(history) > 0 {
+		conv = a.conversationFrom(history)
+	}
+	if conv != nil {
+		rw, err := conv.Rewrite(ctx, query)
+		if err != nil {
+			a.opt.Warn(fmt.Sprintf("follow-up rewritten offline, the model was not available: %s", llm.Reason(err)))
+		}
+		rep.TokenUsage = addUsage(rep.TokenUsage, rw.Usage)
+		rep.CostUSD += rw.CostUSD
+		if q := strings.TrimSpace(rw.Query); q != "" && q != query {
+			effective = q
+			rep.RewrittenQuery = q
+		}
+	}
+	rep.Outcome = auditlog.OutcomeAnswered
 
 	switch {
 	case guard.DetectAmbiguous(effective):
@@ -139,18 +252,40 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		var results []retrieve.Result
 		var extraUnknowns []string
 		var err error
+		s := a.searcher.Load()
+		best := 0.0
 		if a.opt.Retrieve != nil {
-			results, extraUnknowns, err = a.opt.Retrieve(ctx, a.searcher.Load(), effective, sopt)
+			var got Retrieval
+			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
+			results, extraUnknowns = got.Results, got.Unknowns
+			best = gate(ctx, s, effective, got, *sopt)
 		} else {
-			results, _, err = a.searcher.Load().Search(ctx, effective, sopt)
+			var info retrieve.Info
+			wide := *sopt
+			if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
+				// A procedure's steps often sit in a long section that
+				// ranks below shorter ones mentioning the same words: the
+				// generator looks further down for the section whose
+				// heading names the procedure. The gate and the reported
+				// results stay the top K.
+				wide.K = a.opt.ProcedureLookahead * sopt.K
+			}
+			results, info, err = s.Search(ctx, effective, wide)
+			// The audit log records the weight this search used (chosen
+			// per query unless the user set one).
+			sopt.BM25Weight = info.BM25Weight
+			for i, r := range results {
+				if i < sopt.K {
+					best = max(best, r.EvidenceScore)
+				}
+			}
 		}
 		if err != nil {
-			return rep, fmt.Errorf("search: %w", err)
+			return fmt.Errorf("search: %w", err)
 		}
 		rep.SearchResults = results
-		best := 0.0
-		for _, r := range results {
-			best = max(best, r.EvidenceScore)
+		if len(results) > sopt.K {
+			rep.SearchResults = results[:sopt.K]
 		}
 		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) {
 			rep.Flags.InsufficientEvidence = true
@@ -158,23 +293,19 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 			rep.Generator = "guard"
 			break
 		}
-		var ans answer.Answer
-		if sg, ok := a.gen.(StreamGenerator); ok && req.OnDelta != nil {
-			ans, err = sg.GenerateStream(ctx, effective, results, history, req.OnDelta)
-		} else {
-			ans, err = a.gen.Generate(ctx, effective, results, history)
-			if err == nil && req.OnDelta != nil {
-				req.OnDelta(ans.Text)
-			}
-		}
+		ans, err := a.generate(ctx, effective, results, history, req.OnDelta, rep)
 		if err != nil {
-			return rep, fmt.Errorf("generate answer: %w", err)
+			return err
 		}
 		rep.Answer = ans.Text
+		if rep.Notice != "" {
+			rep.Answer = rep.Notice + "\n\n" + ans.Text
+		}
 		rep.Evidence = nonNil(ans.Evidence)
+		rep.SearchResults = withCited(rep.SearchResults, results, rep.Evidence)
 		rep.Unknowns = nonNilS(append(ans.Unknowns, extraUnknowns...))
-		rep.TokenUsage = ans.Usage
-		rep.CostUSD = ans.CostUSD
+		rep.TokenUsage = addUsage(rep.TokenUsage, ans.Usage)
+		rep.CostUSD += ans.CostUSD
 		rep.Generator = ans.Generator
 		rep.RemovedCitations = ans.RemovedCitations
 		rep.Verification = ans.Verification
@@ -183,17 +314,86 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.Flags.DangerousOperation = true
 		rep.Answer = guard.Banner + "\n\n" + rep.Answer
 	}
-	rep.ProcessingTimeSec = roundSec(time.Since(start))
-	if c := req.Conversation; c != nil {
-		c.Add(query, rep.Answer)
-	}
-	a.audit(ctx, req, rep, sopt)
-	return rep, nil
+	return nil
 }
 
-func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retrieve.Options) {
+// generate writes the answer with the generator. When the model's stream
+// is cut off mid-answer, the part that arrived is kept and marked
+// incomplete; when the model fails otherwise (after its retries, or past
+// its time limit) and the caller is still waiting, the Fallback generator
+// answers from the same evidence with a notice.
+func (a *Assistant) generate(ctx context.Context, query string, results []retrieve.Result, history []llm.Message, onDelta func(string), rep *Reply) (answer.Answer, error) {
+	var ans answer.Answer
+	var err error
+	if sg, ok := a.gen.(StreamGenerator); ok && onDelta != nil {
+		ans, err = sg.GenerateStream(ctx, query, results, history, onDelta)
+	} else {
+		ans, err = a.gen.Generate(ctx, query, results, history)
+		if err == nil && onDelta != nil {
+			onDelta(ans.Text)
+		}
+	}
+	switch {
+	case err == nil:
+		return ans, nil
+	case ctx.Err() != nil:
+		// Cancelled or out of time: what was streamed so far goes to the
+		// audit log with the outcome.
+		if strings.TrimSpace(ans.Text) != "" {
+			rep.Answer, rep.Incomplete, rep.Generator = ans.Text, true, ans.Generator
+		}
+		return ans, fmt.Errorf("generate answer: %w", err)
+	case errors.Is(err, llm.ErrIncomplete) && strings.TrimSpace(ans.Text) != "":
+		rep.Incomplete = true
+		rep.Outcome = auditlog.OutcomeIncomplete
+		rep.LLMError = llm.Reason(err)
+		rep.Notice = NoticeIncomplete
+		a.opt.Warn(fmt.Sprintf("the model's answer was cut off (%s); the partial answer is shown marked incomplete", rep.LLMError))
+		return ans, nil
+	case a.opt.Fallback == nil:
+		return ans, fmt.Errorf("generate answer: %w", err)
+	}
+	fb, ferr := a.opt.Fallback.Generate(ctx, query, results, history)
+	if ferr != nil {
+		return fb, fmt.Errorf("generate answer: %w (extractive fallback: %v)", err, ferr)
+	}
+	rep.LLMUnavailable = true
+	rep.Outcome = auditlog.OutcomeLLMUnavailable
+	rep.LLMError = llm.Reason(err)
+	rep.Notice = NoticeLLMUnavailable(err)
+	a.opt.Warn(fmt.Sprintf("the model was unavailable (%s); answered extractively: %v", rep.LLMError, err))
+	if onDelta != nil {
+		onDelta(rep.Notice + "\n\n" + fb.Text)
+	}
+	return fb, nil
+}
+
+// conversationFrom is the conversation of a request that brings its own
+// history.
+func (a *Assistant) conversationFrom(history []llm.Message) Conversation {
+	if a.opt.NewConversation != nil {
+		return a.opt.NewConversation(history)
+	}
+	var tok answer.Tokenizer
+	if s := a.searcher.Load(); s != nil {
+		tok = s.Index().Analyzer()
+	}
+	c := answer.NewSession(answer.SessionOptions{Tokenizer: tok, MaxExchanges: max(answer.MaxConversationHistory, len(history))})
+	c.AddHistory(history)
+	return c
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{
+		PromptTokens:     a.PromptTokens + b.PromptTokens,
+		CompletionTokens: a.CompletionTokens + b.CompletionTokens,
+		TotalTokens:      a.TotalTokens + b.TotalTokens,
+	}
+}
+
+func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retrieve.Options) error {
 	if a.log == nil {
-		return
+		return nil
 	}
 	e := auditlog.Entry{
 		SessionID:         req.SessionID,
@@ -210,6 +410,11 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 		Flags:          auditlog.Flags(rep.Flags),
 		RewrittenQuery: rep.RewrittenQuery,
 		Generator:      rep.Generator,
+		Outcome:        rep.Outcome,
+		Incomplete:     rep.Incomplete,
+		LLMUnavailable: rep.LLMUnavailable,
+		LLMError:       rep.LLMError,
+		Error:          rep.Error,
 	}
 	for _, r := range rep.SearchResults {
 		e.SearchResults = append(e.SearchResults, auditlog.SearchResult{
@@ -219,7 +424,52 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 	}
 	if err := a.log.Log(ctx, e); err != nil {
 		a.opt.Warn(fmt.Sprintf("audit log not written: %v", err))
+		return err
 	}
+	return nil
+}
+
+// gate is the evidence a Retriever's results give the question, on the
+// plain path's scale: every strategy passes the same insufficient-evidence
+// gate. The results are scored again against the whole question (not the
+// facet query that found each), and the best counts; when the strategy
+// searched several parts, the weakest part's best evidence counts too, if
+// that is higher — a two-part question is answered when each part is
+// supported somewhere, and refused when one part is not.
+func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval, opt retrieve.Options) float64 {
+	s.Rescore(ctx, query, got.Results, opt)
+	best := 0.0
+	for _, r := range got.Results {
+		best = max(best, r.EvidenceScore)
+	}
+	if len(got.Parts) < 2 {
+		return best
+	}
+	weakest := 1.0
+	for _, p := range got.Parts {
+		scored := slices.Clone(got.Results)
+		s.Rescore(ctx, p, scored, opt)
+		pb := 0.0
+		for _, r := range scored {
+			pb = max(pb, r.EvidenceScore)
+		}
+		weakest = min(weakest, pb)
+	}
+	return max(best, weakest)
+}
+
+// withCited returns shown plus the results beyond it that the answer cites,
+// so that every citation has its search result.
+func withCited(shown, all []retrieve.Result, ev []answer.Evidence) []retrieve.Result {
+	for _, r := range all[len(shown):] {
+		for _, e := range ev {
+			if e.File == r.File && e.Heading == r.Heading {
+				shown = append(shown, r)
+				break
+			}
+		}
+	}
+	return shown
 }
 
 func nonNil(e []answer.Evidence) []answer.Evidence {

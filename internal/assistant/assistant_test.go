@@ -195,3 +195,75 @@ func TestAskEmpty(t *testing.T) {
 		t.Fatal("empty question accepted")
 	}
 }
+
+// TestSeedGuardExamples: seed 002's own examples behave as the seed says.
+func TestSeedGuardExamples(t *testing.T) {
+	a := newAssistant(t, t.TempDir())
+	for _, tt := range []struct {
+		query string
+		want  string
+	}{
+		{"存在しない手順について教えて", guard.InsufficientEvidenceResponse},
+		{"エラーが出た", guard.AmbiguousQueryResponse},
+		{"ログインできない", guard.AmbiguousQueryResponse},
+	} {
+		rep, err := a.Ask(context.Background(), assistant.Request{Query: tt.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Answer != tt.want {
+			t.Errorf("%s: answer %q, want the template %q", tt.query, rep.Answer, tt.want)
+		}
+	}
+}
+
+// TestGateInEveryStrategy: a Retriever's evidence passes the same gate as
+// the plain search. A strategy that returns a chunk about something else
+// with a high score of its own (as a facet search does) is refused, and a
+// two-part question whose parts are each supported is answered.
+func TestGateInEveryStrategy(t *testing.T) {
+	ix := demoIndex(t)
+	s := retrieve.New(ix)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	ctx := context.Background()
+	opt := retrieve.Options{K: 4, BM25Weight: 0.6}
+	find := func(q string) []retrieve.Result {
+		rs, _, err := s.Search(ctx, q, opt)
+		if err != nil || len(rs) == 0 {
+			t.Fatalf("search %q: %v", q, err)
+		}
+		return rs
+	}
+	offTopic := find("VPN の接続設定")
+	for i := range offTopic {
+		offTopic[i].EvidenceScore = 0.99 // what the facet query gave it
+	}
+	tests := []struct {
+		name    string
+		query   string
+		got     assistant.Retrieval
+		refused bool
+	}{
+		{"another topic's evidence is refused", "社員食堂のランチメニューは何円ですか？", assistant.Retrieval{Results: offTopic}, true},
+		{"the question's own evidence is answered", "バックアップからの復旧手順は？", assistant.Retrieval{Results: find("バックアップからの復旧手順は？")}, false},
+		{"each part supported", "バックアップからの復旧手順と、ログの保管期間をそれぞれ教えて",
+			assistant.Retrieval{Results: append(find("バックアップからの復旧手順"), find("ログの保管期間")...), Parts: []string{"バックアップからの復旧手順", "ログの保管期間"}}, false},
+		{"one part without evidence", "バックアップからの復旧手順と、社員食堂のランチメニューを教えて",
+			assistant.Retrieval{Results: find("バックアップからの復旧手順"), Parts: []string{"バックアップからの復旧手順", "社員食堂のランチメニュー"}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := assistant.New(s, gen, nil, assistant.Options{Search: opt,
+				Retrieve: func(context.Context, *retrieve.Searcher, string, retrieve.Options) (assistant.Retrieval, error) {
+					return tt.got, nil
+				}})
+			rep, err := a.Ask(ctx, assistant.Request{Query: tt.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Flags.InsufficientEvidence != tt.refused {
+				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+		})
+	}
+}

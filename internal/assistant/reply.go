@@ -9,6 +9,9 @@
 package assistant
 
 import (
+	"context"
+	"errors"
+
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -32,6 +35,73 @@ type Reply struct {
 	// Verification is the claim check of the generated answer (seed 003
 	// verification step); nil for refusals.
 	Verification *answer.Verification `json:"verification,omitempty"`
+	// Outcome is how the question ended: answered, incomplete or
+	// llm_unavailable here; timeout, cancelled or error in the audit log of
+	// a question that failed (auditlog.Outcome…).
+	Outcome string `json:"outcome"`
+	// Incomplete marks an answer whose model stream was cut off: Answer
+	// holds the part that arrived, after Notice.
+	Incomplete bool `json:"incomplete,omitempty"`
+	// LLMUnavailable marks an extractive answer made because the model
+	// failed; LLMError says why (kind, HTTP status, attempts — no
+	// endpoint, no raw error).
+	LLMUnavailable bool   `json:"llm_unavailable,omitempty"`
+	LLMError       string `json:"llm_error,omitempty"`
+	// Notice is the Japanese notice shown above the answer when it is
+	// incomplete or extractive for want of the model ("" otherwise). It is
+	// also the first paragraph of Answer.
+	Notice string `json:"notice,omitempty"`
+	// Error is what failed, for the audit log of a failed question.
+	Error string `json:"-"`
+	// AuditError is set when the audit log line could not be written; the
+	// answer itself is fine, but the operator must be told.
+	AuditError error `json:"-"`
+}
+
+// NoticeIncomplete heads an answer whose model stream was cut off.
+const NoticeIncomplete = "⚠️ 回答の生成が途中で途切れました。以下は不完全な回答です。もう一度お試しください。"
+
+// NoticeLLMUnavailable heads an extractive answer given because the model
+// failed with err: what happened, in Japanese, without internals.
+func NoticeLLMUnavailable(err error) string {
+	return "⚠️ AIモデルを利用できなかったため（" + llmReasonJA(err) + "）、根拠文書からの抜粋で回答しています。"
+}
+
+// llmReasonJA says in Japanese why the model failed.
+func llmReasonJA(err error) string {
+	switch llm.Kind(err) {
+	case llm.KindTimeout:
+		return "制限時間内に応答がありませんでした"
+	case llm.KindRateLimit:
+		return "利用上限に達しています"
+	case llm.KindServerError:
+		return "モデルのサーバーでエラーが発生しました"
+	case llm.KindAuth:
+		return "APIキーが受け付けられませんでした"
+	case llm.KindInvalidRequest:
+		return "リクエストが受け付けられませんでした"
+	case llm.KindConnection:
+		return "モデルのサーバーに接続できませんでした"
+	case llm.KindIncomplete:
+		return "応答が途中で途切れました"
+	}
+	return "モデルの応答を読み取れませんでした"
+}
+
+// UserMessage is what to tell a user, in Japanese and without internals
+// (no endpoint URL, no Go error), about a question that failed with err.
+func UserMessage(err error) string {
+	switch {
+	case errors.Is(err, ErrEmptyQuestion), errors.Is(err, ErrQuestionTooLong):
+		return err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "回答が時間内に終わりませんでした — 質問を短くするか、もう一度お試しください"
+	case errors.Is(err, context.Canceled):
+		return "回答を中断しました"
+	case llm.Kind(err) != "" && llm.Kind(err) != llm.KindBadResponse:
+		return "回答を作成できませんでした（" + llmReasonJA(err) + "）— しばらくしてからもう一度お試しください"
+	}
+	return "回答を作成できませんでした — しばらくしてからもう一度お試しください。続く場合は管理者に連絡してください"
 }
 
 // Refused reports whether the reply is a refusal (insufficient evidence or a

@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,9 +61,20 @@ type Flags struct {
 	AmbiguousQuery       bool `json:"ambiguous_query"`
 }
 
+// How a question ended, the Entry.Outcome values.
+const (
+	OutcomeAnswered       = "answered"        // an answer or a guardrail template
+	OutcomeIncomplete     = "incomplete"      // the model's answer was cut off; the partial answer is logged
+	OutcomeLLMUnavailable = "llm_unavailable" // the model failed after its retries; answered extractively
+	OutcomeTimeout        = "timeout"         // the answer's time limit ran out (the server's 504)
+	OutcomeCancelled      = "cancelled"       // the client went away (a closed tab, a dropped stream)
+	OutcomeError          = "error"           // anything else failed (search, generation)
+)
+
 // Entry is one line of the log. Its JSON has exactly the fields of seed 002
-// §6.1, in that order, followed by two optional fields for conversation
-// follow-ups that are left out when empty.
+// §6.1, in that order, followed by optional fields that are left out when
+// empty: the rewritten follow-up, the generator, and how the question
+// ended (outcome, incomplete, llm_unavailable, llm_error, error).
 type Entry struct {
 	// Timestamp is when the question was answered; the zero time means
 	// "now". It is written in its own location's wall clock (time.Now() is
@@ -82,6 +95,18 @@ type Entry struct {
 	// Generator names what produced the answer (for example the model id,
 	// or "template" for a guardrail answer), if recorded.
 	Generator string
+	// Outcome is how the question ended, one of the Outcome… constants;
+	// "" in lines written before it existed.
+	Outcome string
+	// Incomplete marks an answer whose model stream was cut off.
+	Incomplete bool
+	// LLMUnavailable marks an answer made extractively because the model
+	// failed after its retries; LLMError says why (llm.Reason: kind,
+	// HTTP status, attempts).
+	LLMUnavailable bool
+	LLMError       string
+	// Error is what failed when Outcome is timeout, cancelled or error.
+	Error string
 }
 
 // wireEntry fixes the JSON field names and order.
@@ -98,6 +123,11 @@ type wireEntry struct {
 	Flags             Flags          `json:"flags"`
 	RewrittenQuery    string         `json:"rewritten_query,omitempty"`
 	Generator         string         `json:"generator,omitempty"`
+	Outcome           string         `json:"outcome,omitempty"`
+	Incomplete        bool           `json:"incomplete,omitempty"`
+	LLMUnavailable    bool           `json:"llm_unavailable,omitempty"`
+	LLMError          string         `json:"llm_error,omitempty"`
+	Error             string         `json:"error,omitempty"`
 }
 
 // MarshalJSON writes e in the §6.1 schema.
@@ -115,6 +145,11 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		Flags:             e.Flags,
 		RewrittenQuery:    e.RewrittenQuery,
 		Generator:         e.Generator,
+		Outcome:           e.Outcome,
+		Incomplete:        e.Incomplete,
+		LLMUnavailable:    e.LLMUnavailable,
+		LLMError:          e.LLMError,
+		Error:             e.Error,
 	}
 	if w.SearchResults == nil {
 		w.SearchResults = []SearchResult{}
@@ -144,6 +179,8 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 		Answer: w.Answer, ProcessingTimeSec: w.ProcessingTimeSec, TokenUsage: w.TokenUsage,
 		CostUSD: w.CostUSD, SearchConfig: w.SearchConfig, Flags: w.Flags,
 		RewrittenQuery: w.RewrittenQuery, Generator: w.Generator,
+		Outcome: w.Outcome, Incomplete: w.Incomplete, LLMUnavailable: w.LLMUnavailable,
+		LLMError: w.LLMError, Error: w.Error,
 	}
 	return nil
 }
@@ -155,13 +192,32 @@ type Options struct {
 	Warn func(msg string)
 	// Now stamps entries with a zero Timestamp; nil means time.Now.
 	Now func() time.Time
+	// OpenFile opens a day's file for appending; nil means OpenAppend.
+	// Tests inject faults (a full disk) through it.
+	OpenFile func(path string) (File, error)
+}
+
+// File is what the Logger needs of an open log file (*os.File has it).
+type File interface {
+	io.Writer
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+	Truncate(size int64) error
+	Close() error
+}
+
+// OpenAppend opens path for appending (and reading back its tail),
+// creating it when needed.
+func OpenAppend(path string) (File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 }
 
 // Logger appends entries to daily JSONL files in one directory. It is
 // safe for concurrent use. Each line is written with a single write(2) on
-// a file opened with O_APPEND, under a mutex: goroutines never interleave,
-// and on local file systems separate processes appending to the same file
-// do not either (the kernel positions each append atomically).
+// a file opened with O_APPEND, under a mutex and an exclusive flock:
+// goroutines never interleave, and neither do separate processes
+// appending to the same file. A line is written whole or not at all (see
+// appendLine), so a full disk loses only the entry that did not fit.
 type Logger struct {
 	dir string
 	opt Options
@@ -173,6 +229,9 @@ type Logger struct {
 func Open(dir string, opt Options) *Logger {
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.OpenFile == nil {
+		opt.OpenFile = OpenAppend
 	}
 	return &Logger{dir: cmp.Or(dir, DefaultDir), opt: opt}
 }
@@ -207,21 +266,82 @@ func (l *Logger) Log(ctx context.Context, e Entry) error {
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return l.fail(fmt.Errorf("audit log: creating directory %s: %w — check that it is writable or choose another log directory", l.dir, err))
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := l.opt.OpenFile(path)
 	if err != nil {
 		return l.fail(fmt.Errorf("audit log: opening %s: %w — check that the log directory is writable", path, err))
 	}
-	n, werr := f.Write(line)
+	unlock := lockFile(f)
+	werr := appendLine(f, line)
+	unlock()
 	cerr := f.Close()
 	switch {
 	case werr != nil:
 		return l.fail(fmt.Errorf("audit log: writing %s: %w — check free disk space and permissions", path, werr))
-	case n != len(line):
-		return l.fail(fmt.Errorf("audit log: short write to %s (%d of %d bytes) — check free disk space", path, n, len(line)))
 	case cerr != nil:
 		return l.fail(fmt.Errorf("audit log: closing %s: %w — check free disk space", path, cerr))
 	}
 	return nil
+}
+
+// appendLine writes line whole or not at all: first a torn tail — a last
+// line without its newline, left by a write that failed part-way — is cut
+// off, then line goes out in one write, and when that fails the file is
+// truncated back to its previous size so no half line stays behind to
+// swallow the next entry.
+func appendLine(f File, line []byte) error {
+	size, err := repairTail(f)
+	if err != nil {
+		return err
+	}
+	n, werr := f.Write(line)
+	if werr == nil && n != len(line) {
+		werr = fmt.Errorf("short write (%d of %d bytes)", n, len(line))
+	}
+	if werr != nil {
+		if terr := f.Truncate(size); terr != nil {
+			return fmt.Errorf("%w; removing the partial line also failed: %v", werr, terr)
+		}
+		return werr
+	}
+	return nil
+}
+
+// tailWindow is how far back repairTail looks for the last newline.
+const tailWindow = 1 << 20
+
+// repairTail cuts a torn last line off f and returns the resulting size.
+func repairTail(f File) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return 0, nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return 0, fmt.Errorf("reading the end of the file: %w", err)
+	}
+	if last[0] == '\n' {
+		return size, nil
+	}
+	from := max(0, size-tailWindow)
+	buf := make([]byte, size-from)
+	if _, err := f.ReadAt(buf, from); err != nil && err != io.EOF {
+		return 0, fmt.Errorf("reading the end of the file: %w", err)
+	}
+	keep := from + int64(bytes.LastIndexByte(buf, '\n')+1)
+	if keep == from && from > 0 {
+		keep = size // a line longer than the window: leave it to Read to skip
+	}
+	if keep == size {
+		return size, nil
+	}
+	if err := f.Truncate(keep); err != nil {
+		return 0, fmt.Errorf("removing a torn last line: %w", err)
+	}
+	return keep, nil
 }
 
 // encodeLine returns e as one JSON line ending in "\n", with "<", ">" and

@@ -35,10 +35,15 @@ func ThisMachine() Machine {
 
 // BEIRReport is the result of `shirube bench beir`.
 type BEIRReport struct {
-	Dataset       string  `json:"dataset"`
-	Mode          string  `json:"mode"`
-	Fusion        string  `json:"fusion"`
-	BM25Weight    float64 `json:"bm25_weight"`
+	Dataset    string  `json:"dataset"`
+	Mode       string  `json:"mode"`
+	Fusion     string  `json:"fusion"`
+	BM25Weight float64 `json:"bm25_weight"`
+	// AutoWeight: the default, per-query fusion weight (retrieve's gate)
+	// instead of BM25Weight; BM25OnlyShare is the share of queries it
+	// searched with BM25 alone.
+	AutoWeight    bool    `json:"auto_weight"`
+	BM25OnlyShare float64 `json:"bm25_only_share"`
 	Docs          int     `json:"docs"`
 	Queries       int     `json:"queries"`
 	NDCG10        float64 `json:"ndcg@10"`
@@ -60,7 +65,8 @@ type BEIROptions struct {
 	Mode       string // bm25, vector or hybrid
 	Fusion     string
 	BM25Weight float64
-	MaxQueries int // 0 = all
+	AutoWeight bool // let each search choose its weight (the default path)
+	MaxQueries int  // 0 = all
 }
 
 // DocChunks turns a BEIR corpus into one chunk per document (title + text).
@@ -109,19 +115,22 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 	}
 	rankings := map[string][]string{}
 	var lat stats.Latencies
-	zero := 0
+	zero, bm25Only := 0, 0
 	for _, q := range qs {
 		if err := ctx.Err(); err != nil {
 			return BEIRReport{}, err
 		}
 		t0 := time.Now()
-		res, info, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: opt.Mode, Fusion: opt.Fusion, BM25Weight: opt.BM25Weight})
+		res, info, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: opt.Mode, Fusion: opt.Fusion, BM25Weight: opt.BM25Weight, AutoWeight: opt.AutoWeight})
 		lat.Add(time.Since(t0))
 		if err != nil {
 			return BEIRReport{}, err
 		}
 		if info.ZeroHit {
 			zero++
+		}
+		if info.BM25Weight == 1 {
+			bm25Only++
 		}
 		ids := make([]string, len(res))
 		for i, r := range res {
@@ -136,6 +145,8 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 		Mode:          opt.Mode,
 		Fusion:        opt.Fusion,
 		BM25Weight:    opt.BM25Weight,
+		AutoWeight:    opt.AutoWeight,
+		BM25OnlyShare: round(float64(bm25Only) / float64(max(1, len(qs)))),
 		Docs:          ix.Len(),
 		Queries:       len(qs),
 		NDCG10:        round(ev.NDCG10),

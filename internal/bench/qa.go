@@ -99,8 +99,11 @@ type QARecord struct {
 	Hit5        bool     `json:"hit@5"`
 	Cited       []string `json:"cited"`
 	AnswerRunes int      `json:"answer_runes"`
-	LatencyMs   float64  `json:"latency_ms"`
-	Error       string   `json:"error,omitempty"`
+	// Evidence is the best absolute evidence score among the retrieved
+	// chunks: what the refusal gate compares with its threshold.
+	Evidence  float64 `json:"evidence_score"`
+	LatencyMs float64 `json:"latency_ms"`
+	Error     string  `json:"error,omitempty"`
 }
 
 // QAReport summarises one profile over a question set.
@@ -221,6 +224,9 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 	rec := QARecord{ID: q.ID, Kind: q.Kind, Question: q.Question, Answer: r.Answer, Cited: r.Cited()}
 	rec.Refused = r.Refused() || metrics.IsRefusal(r.Answer) || strings.TrimSpace(r.Answer) == ""
 	rec.AnswerRunes = len([]rune(strings.TrimSpace(r.Answer)))
+	for _, s := range r.SearchResults {
+		rec.Evidence = max(rec.Evidence, s.EvidenceScore)
+	}
 	if !q.Answerable() {
 		rec.Verdict = "answered"
 		if rec.Refused {

@@ -1,5 +1,5 @@
 // Package chunk splits page Markdown into retrieval units as seed 002 §4.1
-// specifies: sections by #/##/### headings, then windows of Size runes with
+// specifies: sections by ATX headings (# to ######), then windows of Size runes with
 // Overlap runes of overlap, with the heading path prefixed to every chunk.
 package chunk
 

@@ -33,9 +33,21 @@ func TestSections(t *testing.T) {
 			},
 		},
 		{
-			"level 4 and non-headings stay in the body",
-			"## B\n#### deep\n#tag\n #indented\nx",
-			[]section{{}, {heading: "B", prefix: "## B\n", body: "#### deep\n#tag\n #indented\nx"}},
+			"level 7 and non-headings stay in the body",
+			"## B\n####### deep\n#tag\n #indented\nx",
+			[]section{{}, {heading: "B", prefix: "## B\n", body: "####### deep\n#tag\n #indented\nx"}},
+		},
+		{
+			"levels 4 to 6 are headings too; a shallower one closes them",
+			"# L\n## 第三章 罰則\n###### 第十一条（罰則）\nx\n#### 第十二条\ny\n## 附則\nz",
+			[]section{
+				{},
+				{heading: "L", prefix: "# L\n"},
+				{heading: "L > 第三章 罰則", prefix: "# L\n## 第三章 罰則\n"},
+				{heading: "L > 第三章 罰則 > 第十一条（罰則）", prefix: "# L\n## 第三章 罰則\n###### 第十一条（罰則）\n", body: "x"},
+				{heading: "L > 第三章 罰則 > 第十二条", prefix: "# L\n## 第三章 罰則\n#### 第十二条\n", body: "y"},
+				{heading: "L > 附則", prefix: "# L\n## 附則\n", body: "z"},
+			},
 		},
 		{
 			"skipped level",

@@ -51,11 +51,13 @@ type Piece struct {
 
 // Split cuts page Markdown into pieces as seed 002 §4.1 specifies.
 //
-//  1. Sections: an ATX heading of level 1–3 at the start of a line ("# ",
-//     "## ", "### ", or the bare marks) starts a section. Headings inside
-//     fenced code blocks (``` or ~~~) do not count; "####" and deeper stay
-//     in the body. Text before the first heading is a section with an empty
-//     heading.
+//  1. Sections: an ATX heading of level 1–6 at the start of a line ("# "
+//     to "###### ", or the bare marks) starts a section. Headings inside
+//     fenced code blocks (``` or ~~~) do not count. Text before the first
+//     heading is a section with an empty heading. Levels 4–6 matter for
+//     legal text, where document.StructureLegal puts each article (条)
+//     below its 編・章・節・款 headings, so every article is its own
+//     section and no chunk straddles two articles.
 //  2. Each section's body (whitespace-trimmed; empty bodies give no pieces)
 //     is cut into windows of at most Size runes; each window after the first
 //     starts Overlap runes before the previous one ended. A window ends at
@@ -113,7 +115,7 @@ type section struct {
 	body    string // trimmed text up to the next heading
 }
 
-// sections splits markdown at level 1–3 ATX headings outside fenced code.
+// sections splits markdown at ATX headings outside fenced code.
 func sections(markdown string) []section {
 	md := strings.ToValidUTF8(markdown, "\uFFFD")
 	md = strings.ReplaceAll(md, "\r\n", "\n")
@@ -121,7 +123,7 @@ func sections(markdown string) []section {
 
 	var (
 		out    []section
-		titles [3]string // current heading at each level; "" when absent
+		titles [6]string // current heading at each level; "" when absent
 		cur    = section{}
 		body   strings.Builder
 		fence  string // the opening fence while inside a code block
@@ -172,14 +174,14 @@ func sections(markdown string) []section {
 	return out
 }
 
-// atxHeading recognizes "#", "##" or "###" at the very start of a line,
+// atxHeading recognizes "#" to "######" at the very start of a line,
 // followed by a space, a tab or the end of the line, and returns the level
 // and the title without an optional closing sequence of #s.
 func atxHeading(line string) (level int, title string, ok bool) {
 	for level < len(line) && line[level] == '#' {
 		level++
 	}
-	if level == 0 || level > 3 {
+	if level == 0 || level > 6 {
 		return 0, "", false
 	}
 	rest := line[level:]

@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 )
@@ -49,6 +50,8 @@ const (
 	DefaultMaxFileSize    = 100 << 20
 	DefaultFusion         = "minmax"
 	DefaultEmbedder       = "local"
+	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
+	DefaultLLMTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -61,7 +64,12 @@ type Config struct {
 	ChunkOverlap int     // runes of overlap (SHIRUBE_CHUNK_OVERLAP)
 	K            int     // results per query (SHIRUBE_K)
 	BM25Weight   float64 // weight of the BM25 leg; vector weight is 1 − this (SHIRUBE_BM25_WEIGHT)
-	Fusion       string  // minmax or rrf (SHIRUBE_FUSION)
+	// BM25WeightSet records that the user set BM25Weight (environment,
+	// .env or --bm25-weight). When not, searches choose the weight per
+	// query (retrieve.Options.AutoWeight) and BM25Weight only blends the
+	// evidence score and fuses the legs of a neural-embedder index.
+	BM25WeightSet bool
+	Fusion        string // minmax or rrf (SHIRUBE_FUSION)
 	// EvidenceThreshold is the absolute evidence score below which the
 	// answer is refused as insufficient evidence (SHIRUBE_EVIDENCE_THRESHOLD).
 	EvidenceThreshold float64
@@ -93,7 +101,6 @@ type Config struct {
 	AnthropicKey  string // ANTHROPIC_API_KEY
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
-	Token         string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 
 	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
 	// (postgres://user@host/db?sslmode=…) for the database store
@@ -105,6 +112,12 @@ type Config struct {
 	// Workers is how many documents `shirube index --store` ingests at once
 	// in this process (SHIRUBE_WORKERS, default 1).
 	Workers int
+	// LLMTimeout bounds each whole LLM call — answer, verification
+	// re-check, follow-up rewrite, planner, judge, question generation —
+	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
+	// --llm-timeout; a Go duration such as 90s or a number of seconds).
+	LLMTimeout time.Duration
+	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 }
 
 // Default returns the built-in defaults.
@@ -128,6 +141,7 @@ func Default() Config {
 		EmbeddingModel:    DefaultEmbeddingModel,
 		Audit:             "jsonl",
 		Workers:           1,
+		LLMTimeout:        DefaultLLMTimeout,
 	}
 }
 
@@ -190,6 +204,7 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	num("SHIRUBE_CHUNK_OVERLAP", &c.ChunkOverlap)
 	num("SHIRUBE_K", &c.K)
 	flt("SHIRUBE_BM25_WEIGHT", &c.BM25Weight)
+	_, c.BM25WeightSet = lookup("SHIRUBE_BM25_WEIGHT")
 	str("SHIRUBE_FUSION", &c.Fusion)
 	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
 	flt("SHIRUBE_CLAIM_COVERAGE", &c.ClaimCoverage)
@@ -229,10 +244,35 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("SHIRUBE_STORE", &c.Store)
 	str("SHIRUBE_AUDIT", &c.Audit)
 	num("SHIRUBE_WORKERS", &c.Workers)
+	if v, ok := lookup("SHIRUBE_LLM_TIMEOUT"); ok {
+		d, err := ParseTimeout(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_LLM_TIMEOUT=%q: %w", v, err))
+		} else {
+			c.LLMTimeout = d
+		}
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("configuration: %w", errors.Join(errs...))
 	}
 	return c, c.Validate()
+}
+
+// ParseTimeout reads a time limit: a Go duration ("90s", "2m") or a
+// number of seconds ("90").
+func ParseTimeout(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs <= 0 {
+			return 0, errors.New("must be positive")
+		}
+		return time.Duration(secs * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, errors.New("not a positive duration — use seconds (90) or a duration (90s, 2m)")
+	}
+	return d, nil
 }
 
 // ReadDotenv parses a .env file. A UTF-8 byte-order mark (which godotenv
@@ -306,10 +346,23 @@ func (c Config) Validate() error {
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
 	}
+	if c.LLMTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))
+	}
 	if c.MaxHistory < 0 {
 		errs = append(errs, fmt.Errorf("max history %d must not be negative", c.MaxHistory))
 	}
 	return errors.Join(errs...)
+}
+
+// bm25WeightLine describes the BM25 weight for `shirube config`: the value
+// when the user set one, else how searches choose it.
+func (c Config) bm25WeightLine() string {
+	v := strconv.FormatFloat(c.BM25Weight, 'g', -1, 64)
+	if c.BM25WeightSet {
+		return v
+	}
+	return v + " (not set: local embedder — 1.0 per query when BM25's best passage holds the query's words, else 0.8; openai embedder — " + v + ")"
 }
 
 // VectorWeight is 1 − BM25Weight, as the UI shows it.
@@ -359,16 +412,57 @@ func (c Config) CheckLLM() error {
 	return nil
 }
 
-// Mask hides a secret, keeping a short prefix and suffix for recognition.
+// Mask hides a secret: "****" followed by at most its last 4 characters,
+// and those only when the secret is at least 16 characters long (so that
+// they are at most a quarter of it).
 func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
 	r := []rune(s)
-	if len(r) <= 8 {
+	if len(r) < 16 {
 		return "****"
 	}
-	return string(r[:3]) + "…" + string(r[len(r)-4:])
+	return "****" + string(r[len(r)-4:])
+}
+
+// MaskURL hides the credentials a URL may carry: the user name and
+// password of user:pass@host, and the values of query parameters that
+// look like secrets (key, token, secret, password, signature). A value
+// that does not parse as a URL is masked whole when it holds an "@".
+func MaskURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		if strings.Contains(s, "@") {
+			return "****"
+		}
+		return s
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword("****", "****")
+		} else {
+			u.User = url.User("****")
+		}
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, w := range []string{"key", "token", "secret", "pass", "sig", "auth"} {
+				if strings.Contains(lk, w) {
+					q[k] = []string{"****"}
+					break
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	out := u.String()
+	return strings.NewReplacer("%2A", "*").Replace(out)
 }
 
 // Lines renders the configuration as sorted "KEY=value" lines with secrets
@@ -382,7 +476,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_CHUNK_SIZE":         strconv.Itoa(c.ChunkSize),
 		"SHIRUBE_CHUNK_OVERLAP":      strconv.Itoa(c.ChunkOverlap),
 		"SHIRUBE_K":                  strconv.Itoa(c.K),
-		"SHIRUBE_BM25_WEIGHT":        strconv.FormatFloat(c.BM25Weight, 'g', -1, 64),
+		"SHIRUBE_BM25_WEIGHT":        c.bm25WeightLine(),
 		"SHIRUBE_VECTOR_WEIGHT":      strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)",
 		"SHIRUBE_FUSION":             c.Fusion,
 		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),
@@ -398,9 +492,10 @@ func (c Config) Lines() []string {
 		"SHIRUBE_PROVIDER":           c.LLMProvider(),
 		"SHIRUBE_MODEL":              c.LLMModel,
 		"OPENAI_API_KEY":             Mask(c.OpenAIKey),
-		"OPENAI_API_BASE":            c.OpenAIBase,
+		"OPENAI_API_BASE":            MaskURL(c.OpenAIBase),
 		"ANTHROPIC_API_KEY":          Mask(c.AnthropicKey),
-		"ANTHROPIC_BASE_URL":         c.AnthropicBase,
+		"ANTHROPIC_BASE_URL":         MaskURL(c.AnthropicBase),
+		"SHIRUBE_LLM_TIMEOUT":        c.LLMTimeout.String(),
 		"SHIRUBE_PRICES":             c.Prices,
 		"SHIRUBE_TOKEN":              Mask(c.Token),
 		"SHIRUBE_STORE":              MaskDSN(c.Store),

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) Source {
@@ -27,9 +28,12 @@ func TestLoadPrecedence(t *testing.T) {
 		expect string
 	}{
 		{"defaults", nil, "", func(c Config) bool {
-			return c.K == 4 && c.BM25Weight == 0.6 && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
+			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
 		}, "seed 002 §8.6 defaults"},
-		{"dotenv with BOM", nil, dotenv, func(c Config) bool { return c.K == 7 && c.BM25Weight == 0.3 && c.OpenAIKey == "sk-file-123456789" }, ".env values"},
+		{"dotenv with BOM", nil, dotenv, func(c Config) bool {
+			return c.K == 7 && c.BM25Weight == 0.3 && c.BM25WeightSet && c.OpenAIKey == "sk-file-123456789"
+		}, ".env values, the weight marked as set"},
+		{"weight set in the environment", map[string]string{"SHIRUBE_BM25_WEIGHT": "0.6"}, "", func(c Config) bool { return c.BM25Weight == 0.6 && c.BM25WeightSet }, "0.6, marked as set"},
 		{"env beats dotenv", map[string]string{"SHIRUBE_K": "9"}, dotenv, func(c Config) bool { return c.K == 9 && c.BM25Weight == 0.3 }, "environment wins"},
 		{"claim verification settings", map[string]string{"SHIRUBE_CLAIM_COVERAGE": "0.8", "SHIRUBE_KEEP_UNVERIFIED": "1"}, "", func(c Config) bool { return c.ClaimCoverage == 0.8 && c.KeepUnverified }, "coverage 0.8, keep unverified"},
 		{"missing dotenv is fine", nil, filepath.Join(dir, "nope.env"), func(c Config) bool { return c.K == 4 }, "defaults"},
@@ -94,8 +98,63 @@ func TestLinesMaskSecrets(t *testing.T) {
 	if strings.Contains(joined, "secretsecret") || strings.Contains(joined, "abcdefghijkl") {
 		t.Fatalf("secret leaked:\n%s", joined)
 	}
-	if !strings.Contains(joined, "OPENAI_API_KEY=sk-…1234") {
+	if !strings.Contains(joined, "OPENAI_API_KEY=****1234") {
 		t.Errorf("masked key missing:\n%s", joined)
+	}
+}
+
+// TestMask: at most the last 4 characters of a secret are shown, and none
+// of a short one; credentials in URLs are hidden.
+func TestMask(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                          "",
+		"short":                     "****",
+		"123456789":                 "****",
+		"tok-abcdefghijk":           "****",
+		"tok-abcdefghijkl":          "****ijkl",
+		"sk-secretsecretsecret1234": "****1234",
+	} {
+		if got := Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"http://localhost:11434/v1":                        "http://localhost:11434/v1",
+		"https://alice:s3cretpass@proxy.example/v1":        "https://****:****@proxy.example/v1",
+		"https://token123@proxy.example/v1":                "https://****@proxy.example/v1",
+		"https://gw.example/v1?api-key=abcd1234&region=jp": "https://gw.example/v1?api-key=****&region=jp",
+	} {
+		if got := MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	c := Default()
+	c.OpenAIBase = "https://alice:s3cretpass@proxy.example/v1"
+	c.AnthropicBase = "https://bob:hunter22@gw.example/"
+	joined := strings.Join(c.Lines(), "\n")
+	for _, leak := range []string{"s3cretpass", "alice", "hunter22", "bob"} {
+		if strings.Contains(joined, leak) {
+			t.Errorf("config shows %q:\n%s", leak, joined)
+		}
+	}
+}
+
+// TestLLMTimeout: SHIRUBE_LLM_TIMEOUT takes seconds or a duration; bad
+// values are errors naming the variable.
+func TestLLMTimeout(t *testing.T) {
+	for v, want := range map[string]time.Duration{"": DefaultLLMTimeout, "90": 90 * time.Second, "2m": 2 * time.Minute, "1.5": 1500 * time.Millisecond} {
+		env := map[string]string{"SHIRUBE_LLM_TIMEOUT": v}
+		c, err := Load(func(k string) (string, bool) { x, ok := env[k]; return x, ok }, "")
+		if err != nil || c.LLMTimeout != want {
+			t.Errorf("SHIRUBE_LLM_TIMEOUT=%q: %v, %v; want %v", v, c.LLMTimeout, err, want)
+		}
+	}
+	for _, v := range []string{"soon", "0", "-5s"} {
+		env := map[string]string{"SHIRUBE_LLM_TIMEOUT": v}
+		_, err := Load(func(k string) (string, bool) { x, ok := env[k]; return x, ok }, "")
+		if err == nil || !strings.Contains(err.Error(), "SHIRUBE_LLM_TIMEOUT") {
+			t.Errorf("SHIRUBE_LLM_TIMEOUT=%q accepted: %v", v, err)
+		}
 	}
 }
 

@@ -63,7 +63,9 @@ func NewExtractor(opt Options) *Extractor {
 
 // Extract reads f and returns its Document. Errors name the file and say
 // what to do; a failed file should be reported as a Skip and the ingest
-// continued.
+// continued. Legal text — HTML in Markdown mode, Markdown and text — gets
+// its article structure as headings (StructureLegal); other text is kept
+// as read.
 func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	if err := ctx.Err(); err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
@@ -100,10 +102,14 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	case HTML:
 		var text string
 		text, err = ConvertHTML(ctx, data, e.opt.HTMLMode)
+		if e.opt.HTMLMode == HTMLMarkdown {
+			text, _ = StructureLegal(text)
+		}
 		doc.Pages = []Page{{Number: 1, Text: text}}
 	case Markdown, Text:
 		var text string
 		text, err = decodeUTF8Text(data)
+		text, _ = StructureLegal(text)
 		doc.Pages = []Page{{Number: 1, Text: text}}
 	default:
 		err = fmt.Errorf("unsupported kind %q", kind)

@@ -71,7 +71,10 @@ var englishFillers = map[string]bool{
 //     words (手順, 方法, 教えて, 対処法…), demonstratives, auxiliaries and
 //     particles are removed — which covers both "interrogatives only"
 //     ("どうすればいい？", "何をすればいいですか", "how do I fix it?") and
-//     "missing specifics" ("手順を教えてください", "その詳細を教えて").
+//     "missing specifics" ("手順を教えてください", "その詳細を教えて"); or
+//  3. it asks nothing (no question mark, interrogative or request word)
+//     and names at most one thing: a bare symptom ("ログインできない",
+//     "エラーが出た").
 //
 // A query naming anything concrete ("VPNに接続できない",
 // "ログファイルを削除する方法は？") is not ambiguous. Follow-up questions
@@ -82,7 +85,73 @@ func DetectAmbiguous(query string) bool {
 	if countRunes(q) < MinQueryRunes {
 		return true
 	}
-	return contentRunes(q) < minContentRunes
+	if contentRunes(q) < minContentRunes {
+		return true
+	}
+	// 3. A bare statement of a symptom that names at most one thing and
+	// asks nothing ("ログインできない", "エラーが出た") says neither which
+	// system nor what is wanted; "VPNに接続できない" names two, and
+	// "ログインできない場合の対処法は？" asks.
+	return !asks(q) && contentWords(q) <= 1
+}
+
+// asks reports whether a normalised query asks something: a question mark,
+// an interrogative or a request word (教えて, 方法, 手順 …).
+func asks(q string) bool {
+	if strings.ContainsAny(q, "?？") {
+		return true
+	}
+	for _, f := range japaneseFillers {
+		if isAskingFiller(f) && strings.Contains(q, f) {
+			return true
+		}
+	}
+	for _, w := range splitWords(q) {
+		switch w {
+		case "what", "how", "why", "when", "where", "who", "which", "please", "tell", "show", "explain", "help":
+			return true
+		}
+	}
+	return false
+}
+
+// isAskingFiller reports whether a filler asks for something (an
+// interrogative or a request word) rather than describing a state:
+// 「教えて」「方法」「どう」 ask, 「エラー」「できない」 do not.
+func isAskingFiller(f string) bool {
+	switch f {
+	case "エラー", "問題", "障害", "トラブル", "不具合", "場合", "ケース", "これ", "それ", "あれ",
+		"この", "その", "あの", "こと", "もの", "ため", "です", "ます", "して", "する", "できない",
+		"できる", "ある", "あります", "ない", "でき", "わからない", "分からない", "内容", "情報", "対応", "対策", "解決":
+		return false
+	}
+	return true
+}
+
+// contentWords counts the runs of characters left after removing fillers
+// and particles: the things a query names.
+func contentWords(s string) int {
+	n := 0
+	for _, word := range splitWords(s) {
+		if word[0] < utf8.RuneSelf {
+			if w := strings.ReplaceAll(word, "'", ""); !englishFillers[w] {
+				n++
+			}
+			continue
+		}
+		for _, f := range japaneseFillers {
+			word = strings.ReplaceAll(word, f, " ")
+		}
+		in := false
+		for _, r := range word {
+			content := r != ' ' && !strings.ContainsRune(japaneseParticles, r)
+			if content && !in {
+				n++
+			}
+			in = content
+		}
+	}
+	return n
 }
 
 // countRunes counts the characters of s that are not separators.

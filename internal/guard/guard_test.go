@@ -114,11 +114,14 @@ func TestDetectAmbiguous(t *testing.T) {
 		{"その手順の詳細を教えて", true},
 		{"エラーの対処法は？", true},
 		{"please tell me the procedure", true},
+		// a bare symptom naming one thing: seed 002 §5.3's own examples
+		{"ログインできない", true},
+		{"エラーが出た", true},
 		// specific enough
 		{"ログファイルを削除する方法は？", false},
 		{"アカウントがロックされた場合の対処法は？", false},
 		{"VPNに接続できない", false},
-		{"ログインできない", false},
+		{"ログインできない場合の対処法は？", false},
 		{"Active Directoryへのログインができない。エラーコード: 0x80090308", false},
 		{"パスワードのリセット手順", false},
 		{"ファイアウォールの設定方法を教えて", false},

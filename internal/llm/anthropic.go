@@ -33,8 +33,12 @@ type AnthropicConfig struct {
 	// means DefaultMaxTokens.
 	MaxTokens int
 	// Timeout bounds one attempt (for streams: the silence between
-	// events); 0 means DefaultTimeout.
+	// events); 0 means the CallTimeout.
 	Timeout time.Duration
+	// CallTimeout bounds the whole call: all attempts, the waits between
+	// them and a streamed answer however slowly it arrives; 0 means
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 	// MaxRetries is the number of retries after the first attempt; 0 means
 	// DefaultMaxRetries, a negative value disables retries.
 	MaxRetries int
@@ -87,7 +91,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 		model:     ResolveAnthropicModel(cfg.Model),
 		maxTokens: positiveOr(cfg.MaxTokens, DefaultMaxTokens),
 		prices:    cfg.Prices,
-		retry:     newRetryPolicy(cfg.MaxRetries, cfg.BaseDelay, cfg.Timeout, cfg.Sleep),
+		retry:     newRetryPolicy(cfg.MaxRetries, cfg.BaseDelay, cfg.Timeout, cfg.CallTimeout, cfg.Sleep),
 	}
 	if c.prices == nil {
 		c.prices = DefaultPrices()
@@ -131,7 +135,7 @@ func (c *Anthropic) Stream(ctx context.Context, req Request, onDelta func(string
 	var resp Response
 	err = c.retry.do(ctx, "anthropic", params.Model, func(ctx context.Context, alive func()) (bool, error) {
 		var msg anthropic.Message
-		delivered := false
+		delivered, finished := false, false
 		stream := c.client.Messages.NewStreaming(ctx, params)
 		defer stream.Close()
 		for stream.Next() {
@@ -141,6 +145,9 @@ func (c *Anthropic) Stream(ctx context.Context, req Request, onDelta func(string
 				resp = anthropicResponse(&msg, params.Model)
 				return delivered, fmt.Errorf("reading the stream: %w", err)
 			}
+			if ev.Type == "message_stop" {
+				finished = true
+			}
 			if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
 				delivered = true
 				if onDelta != nil {
@@ -149,10 +156,16 @@ func (c *Anthropic) Stream(ctx context.Context, req Request, onDelta func(string
 			}
 		}
 		resp = anthropicResponse(&msg, params.Model)
-		return delivered, stream.Err()
+		if err := stream.Err(); err != nil {
+			return delivered, err
+		}
+		if !finished {
+			return delivered, errStreamCut
+		}
+		return delivered, nil
 	}, c.classify, c.hint)
 	if err != nil {
-		return resp, err
+		return cutOff(c.prices, params.Model, resp, err)
 	}
 	return finish("anthropic", c.prices, req, params.Model, resp)
 }

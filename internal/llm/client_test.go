@@ -494,7 +494,7 @@ func TestTimeoutRetried(t *testing.T) {
 			var sl sleeps
 			c := p.newFunc(t, srv.URL, testCfg{timeout: 20 * time.Millisecond, maxRetries: 2, sleep: sl.sleep})
 			_, err := c.Complete(context.Background(), userReq("q"))
-			if err == nil || !contains(err.Error(), "after 3 attempts", "per-attempt timeout of 20ms", "raise the timeout") {
+			if err == nil || !contains(err.Error(), "after 3 attempts", "per-attempt timeout of 20ms", "--llm-timeout or SHIRUBE_LLM_TIMEOUT") {
 				t.Fatalf("err = %v", err)
 			}
 			var e *Error

@@ -45,4 +45,7 @@ type Response struct {
 	Model   string  // model id that answered
 	Usage   Usage   // tokens used
 	CostUSD float64 // from the price table; 0 when the model is unknown
+	// Incomplete marks a streamed answer cut off before its end (see
+	// ErrIncomplete); Text is what arrived.
+	Incomplete bool
 }

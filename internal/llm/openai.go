@@ -32,8 +32,12 @@ type OpenAIConfig struct {
 	// MaxTokens is the default answer limit; 0 means DefaultMaxTokens.
 	MaxTokens int
 	// Timeout bounds one attempt (for streams: the silence between
-	// chunks); 0 means DefaultTimeout.
+	// chunks); 0 means the CallTimeout.
 	Timeout time.Duration
+	// CallTimeout bounds the whole call: all attempts, the waits between
+	// them and a streamed answer however slowly it arrives; 0 means
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 	// MaxRetries is the number of retries after the first attempt; 0 means
 	// DefaultMaxRetries, a negative value disables retries.
 	MaxRetries int
@@ -88,7 +92,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		model:     cmp.Or(cfg.Model, DefaultOpenAIModel),
 		maxTokens: cfg.MaxTokens,
 		prices:    cfg.Prices,
-		retry:     newRetryPolicy(cfg.MaxRetries, cfg.BaseDelay, cfg.Timeout, cfg.Sleep),
+		retry:     newRetryPolicy(cfg.MaxRetries, cfg.BaseDelay, cfg.Timeout, cfg.CallTimeout, cfg.Sleep),
 	}
 	if c.maxTokens <= 0 {
 		c.maxTokens = DefaultMaxTokens
@@ -140,7 +144,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 	err = c.retry.do(ctx, "openai", params.Model, func(ctx context.Context, alive func()) (bool, error) {
 		resp = Response{Model: params.Model}
 		var text strings.Builder
-		delivered := false
+		delivered, finished := false, false
 		stream := c.client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
 		for stream.Next() {
@@ -153,6 +157,9 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 				resp.Usage = openAIUsage(ch.Usage)
 			}
 			for _, choice := range ch.Choices {
+				if choice.Index == 0 && choice.FinishReason != "" {
+					finished = true
+				}
 				if d := choice.Delta.Content; d != "" && choice.Index == 0 {
 					delivered = true
 					text.WriteString(d)
@@ -163,10 +170,16 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onDelta func(string)) 
 			}
 		}
 		resp.Text = text.String()
-		return delivered, stream.Err()
+		if err := stream.Err(); err != nil {
+			return delivered, err
+		}
+		if !finished {
+			return delivered, errStreamCut
+		}
+		return delivered, nil
 	}, c.classify, c.hint)
 	if err != nil {
-		return resp, err
+		return cutOff(c.prices, params.Model, resp, err)
 	}
 	return c.finish(req, params.Model, resp)
 }
@@ -232,6 +245,18 @@ func openAIUsage(u openai.CompletionUsage) Usage {
 		usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
 	}
 	return usage
+}
+
+// cutOff is the end of a stream that failed: when text had arrived, the
+// partial answer is returned priced and marked Incomplete, with err
+// wrapped in ErrIncomplete.
+func cutOff(prices Prices, model string, resp Response, err error) (Response, error) {
+	if strings.TrimSpace(resp.Text) == "" {
+		return resp, err
+	}
+	resp.Incomplete = true
+	resp.CostUSD = prices.Cost(cmp.Or(resp.Model, model), resp.Usage)
+	return resp, fmt.Errorf("%w: %w", ErrIncomplete, err)
 }
 
 // finish is the common end of a call: an empty answer is an error, a JSON

@@ -20,8 +20,15 @@ const (
 	DefaultBaseDelay  = 500 * time.Millisecond // first backoff; doubles each retry
 	DefaultMaxDelay   = 30 * time.Second       // cap on one backoff
 	MaxRetryAfter     = 60 * time.Second       // cap on a server's Retry-After
-	DefaultTimeout    = 60 * time.Second       // per attempt
+	DefaultTimeout    = 60 * time.Second       // per attempt, unless the whole call's limit is set
+	// DefaultCallTimeout bounds a whole call — every attempt, every wait
+	// between attempts and, for a stream, the whole answer however slowly
+	// it trickles in (--llm-timeout, SHIRUBE_LLM_TIMEOUT).
+	DefaultCallTimeout = 60 * time.Second
 )
+
+// TimeoutHint names the setting that raises the whole-call limit.
+const TimeoutHint = "raise the limit with --llm-timeout or SHIRUBE_LLM_TIMEOUT (default 60s), or check that the server is running and not overloaded"
 
 // SleepFunc waits for d or until ctx is done, whichever is first. Tests
 // inject one that records d and returns at once.
@@ -46,9 +53,24 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // ErrEmptyAnswer is returned (wrapped) when the model answered with no text.
 var ErrEmptyAnswer = errors.New("the model returned an empty answer")
 
+// ErrIncomplete is returned (wrapped) by Stream when the answer stopped
+// before its end: the connection dropped, the stream ended without its
+// final chunk (finish_reason, message_stop) or the call ran out of time
+// after text was delivered. The Response then holds the partial text with
+// Incomplete set.
+var ErrIncomplete = errors.New("the model's answer was cut off before its end")
+
 // errAttemptTimeout is the cancellation cause of an attempt that ran past
 // its per-attempt timeout.
 var errAttemptTimeout = errors.New("attempt timed out")
+
+// errCallTimeout is the cancellation cause of a call that ran past its
+// whole-call timeout.
+var errCallTimeout = errors.New("call timed out")
+
+// errStreamCut is the error of an attempt whose stream ended cleanly but
+// without its final chunk.
+var errStreamCut = errors.New("the stream ended without its final chunk")
 
 // Error is the error of a failed call. Use errors.As to inspect it; its
 // message already tells the user what failed and what to do.
@@ -58,8 +80,11 @@ type Error struct {
 	StatusCode int    // HTTP status; 0 for timeouts and connection errors
 	Attempts   int    // requests made, including retries
 	Transient  bool   // 429, 5xx, timeout or connection error
-	Err        error  // the last underlying error
-	hint       string // what to do about it
+	// Timeout is set when the whole call ran past its limit
+	// (--llm-timeout).
+	Timeout bool
+	Err     error  // the last underlying error
+	hint    string // what to do about it
 }
 
 func (e *Error) Error() string {
@@ -83,13 +108,14 @@ type retryPolicy struct {
 	maxRetries int
 	baseDelay  time.Duration
 	maxDelay   time.Duration
-	timeout    time.Duration
+	timeout    time.Duration // per attempt
+	call       time.Duration // whole call
 	sleep      SleepFunc
 	now        func() time.Time
 }
 
-func newRetryPolicy(maxRetries int, baseDelay, timeout time.Duration, sleep SleepFunc) retryPolicy {
-	p := retryPolicy{maxRetries: maxRetries, baseDelay: baseDelay, maxDelay: DefaultMaxDelay, timeout: timeout, sleep: sleep, now: time.Now}
+func newRetryPolicy(maxRetries int, baseDelay, timeout, call time.Duration, sleep SleepFunc) retryPolicy {
+	p := retryPolicy{maxRetries: maxRetries, baseDelay: baseDelay, maxDelay: DefaultMaxDelay, timeout: timeout, call: call, sleep: sleep, now: time.Now}
 	switch {
 	case p.maxRetries == 0:
 		p.maxRetries = DefaultMaxRetries
@@ -99,8 +125,13 @@ func newRetryPolicy(maxRetries int, baseDelay, timeout time.Duration, sleep Slee
 	if p.baseDelay <= 0 {
 		p.baseDelay = DefaultBaseDelay
 	}
+	if p.call <= 0 {
+		p.call = DefaultCallTimeout
+	}
 	if p.timeout <= 0 {
-		p.timeout = DefaultTimeout
+		// One attempt may use the whole call's time: a slow local model
+		// given --llm-timeout 5m is not cut off at a fixed 60 s.
+		p.timeout = p.call
 	}
 	if p.sleep == nil {
 		p.sleep = Sleep
@@ -135,24 +166,30 @@ type failure struct {
 // would see them twice.
 type attemptFunc func(ctx context.Context, alive func()) (delivered bool, err error)
 
-// do runs attempt with retries. classify maps an SDK error to a failure;
-// hint turns the final failure into advice for the user.
+// do runs attempt with retries, all within the whole-call timeout.
+// classify maps an SDK error to a failure; hint turns the final failure
+// into advice for the user.
 func (p retryPolicy) do(ctx context.Context, provider, model string, attempt attemptFunc, classify func(error) failure, hint func(failure) string) error {
+	cctx, cancel := context.WithTimeoutCause(ctx, p.call, errCallTimeout)
+	defer cancel()
 	for n := 0; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: request for model %q cancelled: %w", provider, model, err)
+		if err := cctx.Err(); err != nil {
+			return p.stopped(ctx, cctx, provider, model, n, "")
 		}
-		delivered, timedOut, err := p.run(ctx, attempt)
+		delivered, timedOut, err := p.run(cctx, attempt)
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("%s: request for model %q cancelled: %w", provider, model, ctx.Err())
+		if cctx.Err() != nil {
+			return p.stopped(ctx, cctx, provider, model, n+1, "")
 		}
 		var f failure
-		if timedOut {
+		switch {
+		case timedOut:
 			f = failure{transient: true, retryAfter: -1, err: fmt.Errorf("no answer within the per-attempt timeout of %s", p.timeout)}
-		} else {
+		case errors.Is(err, errStreamCut):
+			f = failure{transient: true, retryAfter: -1, err: err}
+		default:
 			f = classify(err)
 		}
 		if !f.transient || delivered || n >= p.maxRetries {
@@ -162,10 +199,25 @@ func (p retryPolicy) do(ctx context.Context, provider, model string, attempt att
 		if wait < 0 {
 			wait = p.backoff(n)
 		}
-		if err := p.sleep(ctx, wait); err != nil {
-			return fmt.Errorf("%s: request for model %q cancelled while waiting to retry: %w", provider, model, err)
+		if err := p.sleep(cctx, wait); err != nil {
+			return p.stopped(ctx, cctx, provider, model, n+1, " while waiting to retry")
 		}
 	}
+}
+
+// stopped is the error of a call whose context ended: the caller's
+// cancellation or deadline, or the whole-call timeout (an *Error with
+// Timeout set).
+func (p retryPolicy) stopped(ctx, cctx context.Context, provider, model string, attempts int, when string) error {
+	if ctx.Err() == nil && errors.Is(context.Cause(cctx), errCallTimeout) {
+		return &Error{Provider: provider, Model: model, Attempts: max(attempts, 1), Transient: true, Timeout: true,
+			Err: fmt.Errorf("no complete answer within the LLM timeout of %s", p.call), hint: TimeoutHint}
+	}
+	err := ctx.Err()
+	if err == nil {
+		err = cctx.Err()
+	}
+	return fmt.Errorf("%s: request for model %q cancelled%s: %w", provider, model, when, err)
 }
 
 // run makes one attempt under the per-attempt timeout and reports whether

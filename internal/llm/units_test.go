@@ -91,8 +91,8 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
-	p := newRetryPolicy(0, 0, 0, nil)
-	if p.maxRetries != DefaultMaxRetries || newRetryPolicy(-1, 0, 0, nil).maxRetries != 0 {
+	p := newRetryPolicy(0, 0, 0, 0, nil)
+	if p.maxRetries != DefaultMaxRetries || newRetryPolicy(-1, 0, 0, 0, nil).maxRetries != 0 {
 		t.Fatalf("maxRetries defaults wrong")
 	}
 	for n := range 10 {

@@ -77,8 +77,20 @@ type Reply struct {
 	// 200) and content type application/json: malformed replies.
 	Raw string
 	// Delay holds the reply back (a slow model); the request's context
-	// ending stops the wait, as a client timeout would.
+	// ending stops the wait, as a client timeout would. A Delay of an hour
+	// is a server that never answers.
 	Delay time.Duration
+	// ChunkDelay trickles the reply: it is waited before each streamed
+	// piece, and a non-streamed body is written in Chunks pieces with this
+	// wait before each (a model producing a token every few seconds).
+	ChunkDelay time.Duration
+	// CutAfter, when positive, ends a stream after that many text pieces,
+	// without the final chunk (no finish_reason, usage or [DONE] for
+	// OpenAI; no message_delta or message_stop for Anthropic).
+	CutAfter int
+	// Drop, with CutAfter, drops the connection at the cut instead of
+	// ending the stream cleanly.
+	Drop bool
 }
 
 // Text returns a reply function that always answers text.
@@ -163,12 +175,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	rep := s.reply(req)
-	if rep.Delay > 0 {
-		select {
-		case <-time.After(rep.Delay):
-		case <-r.Context().Done():
-			return
-		}
+	if !wait(r, rep.Delay) {
+		return
 	}
 	if rep.RetryAfter != "" {
 		w.Header().Set("Retry-After", rep.RetryAfter)
@@ -190,11 +198,43 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			rep.PromptTokens, rep.CompletionTokens = 100, 20
 		}
 		if req.Stream {
-			stream(w, s.provider, rep)
+			stream(w, r, s.provider, rep)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, message(s.provider, rep))
+		body := message(s.provider, rep)
+		if rep.ChunkDelay <= 0 {
+			io.WriteString(w, body)
+			return
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		fl, _ := w.(http.Flusher)
+		n := max(rep.Chunks, 3)
+		for i := range n {
+			if !wait(r, rep.ChunkDelay) {
+				return
+			}
+			io.WriteString(w, body[i*len(body)/n:(i+1)*len(body)/n])
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+	}
+}
+
+// wait waits d, or until the request's context ends (the client gave up):
+// then it reports false.
+func wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return r.Context().Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 
@@ -305,8 +345,9 @@ func pieces(text string, n int) []string {
 	return out
 }
 
-// stream sends r as Server-Sent Events, flushing after each event.
-func stream(w http.ResponseWriter, provider string, r Reply) {
+// stream sends r as Server-Sent Events, flushing after each event; see
+// Reply.ChunkDelay, CutAfter and Drop.
+func stream(w http.ResponseWriter, req *http.Request, provider string, r Reply) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -318,11 +359,36 @@ func stream(w http.ResponseWriter, provider string, r Reply) {
 		}
 	}
 	parts := pieces(r.Text, r.Chunks)
+	cut := r.CutAfter > 0
+	if cut {
+		parts = parts[:min(r.CutAfter, len(parts))]
+	}
+	// piece sends one text piece after the trickle wait; false when the
+	// client has gone.
+	piece := func(ev string) bool {
+		if !wait(req, r.ChunkDelay) {
+			return false
+		}
+		send(ev)
+		return true
+	}
+	// end cuts the stream: a clean end, or a dropped connection.
+	end := func() {
+		if r.Drop {
+			panic(http.ErrAbortHandler)
+		}
+	}
 	if provider == ProviderAnthropic {
 		send(fmt.Sprintf(`event: message_start`+"\n"+`data: {"type":"message_start","message":{"id":"msg_llmtest","type":"message","role":"assistant","model":%s,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":1}}}`, quote(r.Model), r.PromptTokens))
 		send(`event: content_block_start` + "\n" + `data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 		for _, p := range parts {
-			send(fmt.Sprintf(`event: content_block_delta`+"\n"+`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%s}}`, quote(p)))
+			if !piece(fmt.Sprintf(`event: content_block_delta`+"\n"+`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%s}}`, quote(p))) {
+				return
+			}
+		}
+		if cut {
+			end()
+			return
 		}
 		send(`event: content_block_stop` + "\n" + `data: {"type":"content_block_stop","index":0}`)
 		send(fmt.Sprintf(`event: message_delta`+"\n"+`data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, r.CompletionTokens))
@@ -338,7 +404,13 @@ func stream(w http.ResponseWriter, provider string, r Reply) {
 	}
 	send(chunk(`{"role":"assistant","content":""}`, ""))
 	for _, p := range parts {
-		send(chunk(`{"content":`+quote(p)+`}`, ""))
+		if !piece(chunk(`{"content":`+quote(p)+`}`, "")) {
+			return
+		}
+	}
+	if cut {
+		end()
+		return
 	}
 	send(chunk(`{}`, "stop"))
 	send(fmt.Sprintf(`data: {"id":"chatcmpl-llmtest","object":"chat.completion.chunk","created":1735445655,"model":%s,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,

@@ -34,11 +34,37 @@ type Options struct {
 	// Exclude, when set, hides chunks as if they were not in the index
 	// (leave-one-out evaluation). Hidden chunks are dropped before fusion.
 	Exclude func(chunk int) bool
+	// AutoWeight lets the search choose the fusion weight (the default
+	// when the user has not set one). Over an index with the local
+	// embedder, each query is gated: BM25 alone when BM25's best passage
+	// holds at least GateCoverage of the query's words, else BM25 at
+	// GateHybridWeight (see gateWeight). With a neural embedder the fixed
+	// BM25Weight (seed 002: 0.6) is kept. BM25Weight still blends the
+	// evidence score, so the refusal threshold calibrated on it holds.
+	AutoWeight bool
 }
+
+// The local-embedder gate of AutoWeight, chosen on half of JSQuAD's
+// articles and half of SciFact's queries and checked on the other halves
+// (docs/BENCHMARKS.md).
+const (
+	// GateCoverage is the IDF-weighted share of the query's words that
+	// BM25's best passage must hold for the vector leg to be left out.
+	GateCoverage = 0.6
+	// GateHybridWeight is the BM25 weight when the vector leg is let in.
+	GateHybridWeight = 0.8
+)
 
 // Info describes how a search went, for benchmarks and diagnostics.
 type Info struct {
-	Terms       []string      // analysed query terms
+	Terms []string // analysed query terms
+	// BM25Weight is the fusion weight this search used (1 = BM25 alone),
+	// and AutoWeight whether the search chose it (Options.AutoWeight).
+	BM25Weight float64
+	AutoWeight bool
+	// TopCoverage is the IDF-weighted share of the query's words held by
+	// BM25's best passage, measured when the gate decided the weight.
+	TopCoverage float64
 	LexicalHits int           // candidates from BM25
 	DenseHits   int           // candidates from the vector leg
 	ZeroHit     bool          // the BM25 leg matched nothing
@@ -52,10 +78,10 @@ type Searcher struct {
 	ix Store
 }
 
-// New returns a Searcher over ix: the embedded index or a database store.
+// New returns a Searcher over ix.
 func New(ix Store) *Searcher { return &Searcher{ix: ix} }
 
-// Index returns the searcher's store.
+// Index returns the searcher's index.
 func (s *Searcher) Index() Store { return s.ix }
 
 // Search returns the top K chunks for query.
@@ -84,28 +110,44 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		opt.Candidates = max(10*opt.K, 100)
 	}
 	w := opt.BM25Weight
+	auto := false
 	switch opt.Mode {
 	case "bm25":
 		w = 1
 	case "vector":
 		w = 0
 	case "", "hybrid":
+		auto = opt.AutoWeight && s.ix.Meta().Embedder.Kind != "openai"
 	default:
 		return nil, Info{}, fmt.Errorf("mode %q: use bm25, vector or hybrid", opt.Mode)
 	}
+	// The evidence score blends by the weight given (the seed's 0.6 unless
+	// the user set one), not by the weight the gate picks per query.
+	ew := w
 
 	var info Info
 	info.Terms = s.ix.Terms(query)
+	qtype := analysis.QuestionType(query)
 	// BM25 runs even in vector mode: its zero-hit signal is reported.
 	lex, _, err := s.ix.LexicalHits(ctx, info.Terms, opt.Candidates)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("BM25 search: %w", err)
 	}
 	lex = exclude(lex, opt.Exclude)
+	idf, err := s.ix.IDFs(ctx, info.Terms)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read term statistics: %w", err)
+	}
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
+	if auto {
+		if w, info.TopCoverage, err = s.gateWeight(ctx, info.Terms, idf, lex); err != nil {
+			return nil, Info{}, err
+		}
+	}
+	info.BM25Weight, info.AutoWeight = w, opt.AutoWeight && opt.Mode != "bm25" && opt.Mode != "vector"
 	var dense []index.Hit
-	if w < 1 && s.ix.HasVectors() {
+	if (w < 1 || ew < 1) && s.ix.HasVectors() {
 		q, err := s.ix.EmbedQuery(ctx, query, info.Terms)
 		if err != nil {
 			info.VectorError = err
@@ -118,6 +160,12 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		}
 	}
 	info.DenseHits = len(dense)
+	// Cosines of the dense candidates feed the evidence score even when
+	// the fusion leaves the vector leg out.
+	cosOf := make(map[int]float64, len(dense))
+	for _, h := range dense {
+		cosOf[h.Chunk] = h.Score
+	}
 	if w == 1 {
 		dense = nil
 	}
@@ -177,18 +225,11 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read chunks: %w", err)
 	}
-	idf, err := s.ix.IDFs(ctx, info.Terms)
-	if err != nil {
-		return nil, Info{}, fmt.Errorf("read term statistics: %w", err)
-	}
 	out := make([]Result, 0, len(ids))
 	for i, id := range ids {
 		c := cands[id]
 		ch := chs[i]
-		cos := c.cos
-		if !c.inVec && s.ix.HasVectors() && w < 1 {
-			cos = 0
-		}
+		cos := cosOf[id] // 0 when the chunk is not among the dense candidates
 		out = append(out, Result{
 			ChunkID:       ch.ID,
 			File:          ch.File,
@@ -200,11 +241,83 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, idf, ch.Text, cos, w)),
+			EvidenceScore: round4(s.evidence(info.Terms, idf, qtype, ch.Text, cos, ew)),
 		})
 	}
 	info.Elapsed = time.Since(start)
 	return out, info, nil
+}
+
+// gateWeight is AutoWeight's fusion weight for one query over an index with
+// the local embedder: 1 (BM25 alone) when BM25's best passage holds at least
+// GateCoverage of the query's words, else GateHybridWeight. It also returns
+// that share.
+//
+// The local vector leg is a compressed model of the same words BM25
+// matches. When the best BM25 passage already holds the query's words, the
+// lexical evidence is complete and the vector leg can only reorder it by
+// noise (on JSQuAD, where questions reuse the passage's words, every fixed
+// weight below 1 loses nDCG@10). When it does not (a paraphrase, as SciFact's
+// claims are), the vector leg's word associations help find the passage.
+func (s *Searcher) gateWeight(ctx context.Context, qterms []string, idf map[string]float64, lex []index.Hit) (float64, float64, error) {
+	if len(lex) == 0 {
+		return GateHybridWeight, 0, nil
+	}
+	top, err := s.ix.Chunks(ctx, []int{lex[0].Chunk})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read chunks: %w", err)
+	}
+	cov := s.wordShare(qterms, idf, analysis.Normalize(top[0].Text))
+	if cov >= GateCoverage {
+		return 1, cov, nil
+	}
+	return GateHybridWeight, cov, nil
+}
+
+// wordShare is the IDF-weighted share of the query's distinct word terms
+// (character n-grams and request words left out, as in coverage; a query
+// with no word terms falls back to its n-grams) present in normalised text.
+func (s *Searcher) wordShare(qterms []string, idfs map[string]float64, norm string) float64 {
+	words := evidenceTerms(qterms)
+	seen := map[string]bool{}
+	var num, den float64
+	for _, t := range words {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		idf := idfs[t]
+		den += idf
+		if analysis.Present(norm, t) {
+			num += idf
+		}
+	}
+	if den == 0 {
+		return 0
+	}
+	return num / den
+}
+
+// evidenceTerms are the query terms the evidence is measured on: its word
+// terms without request words. A query whose words are all request words
+// (「存在しない手順について教えて」) asks about nothing the evidence could
+// hold and gets none; only a query without any word term (symbols, a script
+// the analyser has no words for) falls back to its n-grams.
+func evidenceTerms(qterms []string) []string {
+	words := qterms[:0:0]
+	hasWords := false
+	for _, t := range qterms {
+		if !strings.HasPrefix(t, analysis.NGramPrefix) {
+			hasWords = true
+			if !analysis.IsRequestWord(t) {
+				words = append(words, t)
+			}
+		}
+	}
+	if hasWords {
+		return words
+	}
+	return qterms
 }
 
 // evidence is the absolute evidence score of a chunk for a query, in 0–1 and
@@ -212,9 +325,13 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 // always 1.0): the IDF-weighted share of the query's distinct terms that
 // occur in the chunk (a term unknown to the corpus weighs as much as the
 // rarest term, and counts as missing), blended with the chunk's cosine
-// similarity by the same weights as the fusion.
-func (s *Searcher) evidence(qterms []string, idfs map[string]float64, text string, cos, w float64) float64 {
-	cov := s.coverage(qterms, idfs, text)
+// similarity by the same weights as the fusion. When the question asks for
+// a kind of fact that a pattern can recognise — a number of days, a date, a
+// penalty — and the best passage holds none, the coverage is scaled by
+// MissingTypeFactor: a passage on the right topic that lacks the asked
+// detail is the near miss the refusal must catch.
+func (s *Searcher) evidence(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string, cos, w float64) float64 {
+	cov := s.coverage(qterms, idfs, qtype, text)
 	if !s.ix.HasVectors() {
 		return cov
 	}
@@ -224,21 +341,18 @@ func (s *Searcher) evidence(qterms []string, idfs map[string]float64, text strin
 	return w*cov + (1-w)*cos
 }
 
+// MissingTypeFactor scales the coverage of a passage that lacks an
+// expression of the kind of fact the question strictly asks for (see
+// analysis.AnswerType.Strict).
+const MissingTypeFactor = 0.6
+
 // coverage is the IDF-weighted share of the query's distinct word terms
 // found in text. Character n-gram terms are left out: the n-grams that span
 // a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
 // while saying nothing about the evidence. A query with no word terms at all
 // falls back to its n-grams.
-func (s *Searcher) coverage(qterms []string, idfs map[string]float64, text string) float64 {
-	words := qterms[:0:0]
-	for _, t := range qterms {
-		if !strings.HasPrefix(t, analysis.NGramPrefix) && !analysis.IsRequestWord(t) {
-			words = append(words, t)
-		}
-	}
-	if len(words) > 0 {
-		qterms = words
-	}
+func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string) float64 {
+	qterms = evidenceTerms(qterms)
 	if len(qterms) == 0 {
 		return 0
 	}
@@ -256,6 +370,9 @@ func (s *Searcher) coverage(qterms []string, idfs map[string]float64, text strin
 		}
 		seen[t] = true
 		idf := idfs[t]
+		if analysis.IsPredicate(t) {
+			idf *= analysis.PredicateWeight
+		}
 		den += idf
 		terms = append(terms, qt{t, idf})
 	}
@@ -278,12 +395,13 @@ func (s *Searcher) coverage(qterms []string, idfs map[string]float64, text strin
 			headings = append(headings, line)
 			continue
 		}
-		sentences = append(sentences, splitSentences(line)...)
+		sentences = append(sentences, analysis.Sentences(line)...)
 	}
 	heading := strings.Join(headings, "\n")
 	if len(sentences) == 0 {
 		sentences = []string{""}
 	}
+	strict := qtype.Strict()
 	best := 0.0
 	for i := range sentences {
 		window := sentences[i]
@@ -299,31 +417,16 @@ func (s *Searcher) coverage(qterms []string, idfs map[string]float64, text strin
 				num += t.idf / 2
 			}
 		}
-		best = max(best, num/den)
+		cov := num / den
+		if strict && !qtype.Satisfied(window) {
+			cov *= MissingTypeFactor
+		}
+		best = max(best, cov)
 		if i+1 >= len(sentences)-1 {
 			break
 		}
 	}
 	return best
-}
-
-// splitSentences splits a line after 。！？!? and ". ".
-func splitSentences(line string) []string {
-	var out []string
-	start := 0
-	rs := []rune(line)
-	for i, r := range rs {
-		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
-			(r == '.' && (i+1 == len(rs) || rs[i+1] == ' '))
-		if end {
-			out = append(out, string(rs[start:i+1]))
-			start = i + 1
-		}
-	}
-	if start < len(rs) {
-		out = append(out, string(rs[start:]))
-	}
-	return out
 }
 
 func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
@@ -362,3 +465,40 @@ func minmax(hs []index.Hit) []float64 {
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// Rescore recomputes the absolute evidence score of results against query,
+// in place, with the same formula Search uses. Evidence gathered by several
+// searches — the agentic loop's facet queries, each covering part of the
+// question — is judged this way against the whole question, so that every
+// retrieval strategy passes the same insufficient-evidence gate.
+func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, opt Options) {
+	if len(results) == 0 {
+		return
+	}
+	terms := s.ix.Terms(query)
+	qtype := analysis.QuestionType(query)
+	w := opt.BM25Weight
+	cos := map[string]float64{}
+	if w < 1 && s.ix.HasVectors() {
+		if q, err := s.ix.EmbedQuery(ctx, query, terms); err == nil {
+			if hs, err := s.ix.DenseHits(ctx, q, max(opt.Candidates, 10*opt.K, 100)); err == nil {
+				ids := make([]int, len(hs))
+				for i, h := range hs {
+					ids[i] = h.Chunk
+				}
+				if chs, err := s.ix.Chunks(ctx, ids); err == nil {
+					for i, h := range hs {
+						cos[chs[i].ID] = h.Score
+					}
+				}
+			}
+		}
+	}
+	idf, err := s.ix.IDFs(ctx, terms)
+	if err != nil {
+		return // the scores stay as their searches computed them
+	}
+	for i := range results {
+		results[i].EvidenceScore = round4(s.evidence(terms, idf, qtype, results[i].Text, cos[results[i].ChunkID], w))
+	}
+}

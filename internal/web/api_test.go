@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -38,9 +39,9 @@ func TestAskJSON(t *testing.T) {
 		wantCites    int // -1: at least one
 		wantContains string
 	}{
-		{"answer with citations", `{"question":` + jq(qMalware) + `}`, "answer", true, -1, "隔離"},
+		{"answer with citations", `{"question":` + jq(qMalware) + `}`, "answer", false, -1, "隔離"},
 		{"danger banner", `{"question":` + jq(qDelete) + `}`, "answer", true, -1, ""},
-		{"k=1 gives one citation", `{"question":` + jq(qMalware) + `,"k":1}`, "answer", false, 1, ""},
+		{"k=1 gives one citation", `{"question":` + jq(qDelete) + `,"k":1}`, "answer", true, 1, ""},
 		{"insufficient evidence", `{"question":"量子コンピュータの冷却装置の保守手順を教えてください"}`, "insufficient", false, 0, "該当する手順が見つかりませんでした"},
 		{"ambiguous", `{"question":"どう？"}`, "ambiguous", false, 0, "質問が曖昧な可能性があります"},
 	}
@@ -244,13 +245,15 @@ func TestSearch(t *testing.T) {
 		query  string
 		status int
 		n      int
+		auto   bool // no bm25_weight: chosen for the query
 	}{
-		{"k=2", "?q=" + urlq("アカウントロック 解除") + "&k=2", 200, 2},
-		{"default k", "?q=" + urlq("アカウントロック 解除"), 200, 4},
-		{"bm25 only", "?q=" + urlq("アカウントロック 解除") + "&k=3&bm25_weight=1", 200, 3},
-		{"missing q", "", 400, 0},
-		{"k not a number", "?q=x&k=abc", 400, 0},
-		{"k out of range", "?q=x&k=99", 400, 0},
+		{"k=2", "?q=" + urlq("アカウントロック 解除") + "&k=2", 200, 2, true},
+		{"default k", "?q=" + urlq("アカウントロック 解除"), 200, 4, true},
+		{"bm25 only", "?q=" + urlq("アカウントロック 解除") + "&k=3&bm25_weight=1", 200, 3, false},
+		{"weight given", "?q=" + urlq("アカウントロック 解除") + "&bm25_weight=0.5", 200, 4, false},
+		{"missing q", "", 400, 0, false},
+		{"k not a number", "?q=x&k=abc", 400, 0, false},
+		{"k out of range", "?q=x&k=99", 400, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,6 +271,10 @@ func TestSearch(t *testing.T) {
 			if len(out.Results) != tt.n {
 				t.Fatalf("%d results, want %d", len(out.Results), tt.n)
 			}
+			if given := mustParseQuery(t, tt.query).Get("bm25_weight"); out.AutoWeight != tt.auto ||
+				given != "" && fmt.Sprint(out.BM25Weight) != given || given == "" && out.BM25Weight != 1 && out.BM25Weight != retrieve.GateHybridWeight {
+				t.Errorf("bm25_weight %v auto %v, want auto %v (given %q)", out.BM25Weight, out.AutoWeight, tt.auto, given)
+			}
 			if !strings.Contains(out.Results[0].File, "account_lockout") {
 				t.Errorf("top result %s, want the account lockout runbook", out.Results[0].File)
 			}
@@ -276,6 +283,15 @@ func TestSearch(t *testing.T) {
 }
 
 func urlq(s string) string { return url.QueryEscape(s) }
+
+func mustParseQuery(t *testing.T, q string) url.Values {
+	t.Helper()
+	v, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
 
 // gatedRebuild is a RebuildFunc that waits for release, so a test can look
 // at the server while a rebuild runs.
@@ -421,7 +437,7 @@ func TestHealthzAndMetrics(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"ok"`) {
 		t.Fatalf("healthz: %d %s", resp.StatusCode, b)
 	}
-	f.askJSON(t, `{"question":`+jq(qMalware)+`}`)
+	f.askJSON(t, `{"question":`+jq(qDelete)+`}`)
 	f.askJSON(t, `{"question":"量子コンピュータの冷却装置の保守手順を教えてください"}`)
 	f.askJSON(t, `{"question":"どう？"}`)
 	_, m := f.do(t, "GET", "/metrics", "", nil)

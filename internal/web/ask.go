@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -55,6 +56,7 @@ func (s *Server) searchOptions(k int, w *float64) (retrieve.Options, error) {
 			return opt, badRequest("invalid_bm25_weight", "bm25_weight は 0.0〜1.0 で指定してください (受け取った値: %g)", *w)
 		}
 		opt.BM25Weight = *w
+		opt.AutoWeight = false
 	}
 	return opt, nil
 }
@@ -86,12 +88,20 @@ func (s *Server) ask(ctx context.Context, req assistant.Request) (assistant.Repl
 	ctx, cancel := context.WithTimeout(ctx, s.opt.AskTimeout)
 	defer cancel()
 	rep, err := s.asst.Ask(ctx, req)
+	if rep.AuditError != nil {
+		// The answer stands, but the operator must see the lost line.
+		s.metrics.auditErrors.Inc()
+		s.opt.Logger.LogAttrs(ctx, slog.LevelError, "audit log not written", slog.String("session_id", req.SessionID), slog.String("error", rep.AuditError.Error()))
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return rep, &requestError{status: http.StatusGatewayTimeout, code: "timeout",
 				msg: fmt.Sprintf("回答が %s 以内に終わりませんでした — 質問を短くするか、もう一度お試しください", s.opt.AskTimeout)}
 		}
-		return rep, fmt.Errorf("回答を作成できませんでした: %w", err)
+		// Japanese, without internals (endpoint URL, Go error); the audit
+		// log and the server log keep the details.
+		s.opt.Logger.LogAttrs(ctx, slog.LevelError, "answer failed", slog.String("session_id", req.SessionID), slog.String("error", err.Error()))
+		return rep, &requestError{status: http.StatusInternalServerError, code: "answer_failed", msg: assistant.UserMessage(err)}
 	}
 	s.metrics.observeReply(rep)
 	return rep, nil
@@ -223,9 +233,13 @@ func (s *sseWriter) data(b []byte) {
 
 // SearchResponse is the reply of GET /api/search.
 type SearchResponse struct {
-	Query   string            `json:"query"`
-	K       int               `json:"k"`
-	Results []retrieve.Result `json:"results"`
+	Query string `json:"query"`
+	K     int    `json:"k"`
+	// BM25Weight is the fusion weight the search used; AutoWeight says it
+	// was chosen for this query (no bm25_weight given, none configured).
+	BM25Weight float64           `json:"bm25_weight"`
+	AutoWeight bool              `json:"auto_weight"`
+	Results    []retrieve.Result `json:"results"`
 }
 
 // handleSearch answers GET /api/search?q=…&k=…&bm25_weight=… with the
@@ -265,7 +279,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.opt.AskTimeout)
 	defer cancel()
-	res, _, err := searcher.Search(ctx, q, sopt)
+	res, info, err := searcher.Search(ctx, q, sopt)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "search_failed", "検索に失敗しました: "+err.Error())
 		return
@@ -273,5 +287,5 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if res == nil {
 		res = []retrieve.Result{}
 	}
-	writeJSON(w, http.StatusOK, SearchResponse{Query: q, K: sopt.K, Results: res})
+	writeJSON(w, http.StatusOK, SearchResponse{Query: q, K: sopt.K, BM25Weight: info.BM25Weight, AutoWeight: info.AutoWeight, Results: res})
 }

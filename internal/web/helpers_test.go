@@ -126,12 +126,15 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		s = openSearcher(t, fixtureIndex)
 	}
 	gen := fo.gen
+	lookahead := 0
 	if gen == nil {
 		gen = extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}
+		lookahead = 3 // as shirube serve sets it for the extractive generator
 	}
 	logs := t.TempDir()
 	asst := assistant.New(s, gen, auditlog.Open(logs, auditlog.Options{}), assistant.Options{
-		Search: retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax},
+		Search:             retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax, AutoWeight: true},
+		ProcedureLookahead: lookahead,
 	})
 	opt := Options{Assistant: asst, Tokenizer: a}
 	if fo.configure != nil {

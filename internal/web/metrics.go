@@ -25,6 +25,8 @@ type metrics struct {
 	tokens    *prometheus.CounterVec
 	cost      prometheus.Counter
 	rebuilds  *prometheus.CounterVec
+	// auditErrors counts questions whose audit log line was not written.
+	auditErrors prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -55,8 +57,11 @@ func newMetrics() *metrics {
 		rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "shirube_index_rebuilds_total", Help: "Index rebuilds by result (ok, error).",
 		}, []string{"result"}),
+		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "shirube_audit_log_errors_total", Help: "Questions whose audit log line could not be written (full disk, permissions).",
+		}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.answers, m.refusals, m.dangerous, m.tokens, m.cost, m.rebuilds,
+	m.reg.MustRegister(m.requests, m.latency, m.answers, m.refusals, m.dangerous, m.tokens, m.cost, m.rebuilds, m.auditErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Make the series visible before the first event.
 	for _, k := range []string{"insufficient_evidence", "ambiguous_query"} {

@@ -49,7 +49,7 @@ const (
 	DefaultAddr             = "127.0.0.1:8080"
 	DefaultDataDir          = "./data"
 	DefaultMaxBodyBytes     = 64 << 10
-	DefaultMaxQuestionRunes = 2000
+	DefaultMaxQuestionRunes = assistant.MaxQuestionRunes // the command line's limit too
 	DefaultAskTimeout       = 3 * time.Minute
 	DefaultMaxSessions      = 1000
 	DefaultSessionIdle      = 12 * time.Hour

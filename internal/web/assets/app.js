@@ -109,7 +109,9 @@
       const resp = await fetch('/api/ask', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'Accept': 'text/event-stream' },
-        body: JSON.stringify({ question: text, k: clampK(), bm25_weight: Number(bm25.value) }),
+        // The weight is sent only once the user has moved the slider; until
+        // then the server chooses it per question (its default).
+        body: JSON.stringify({ question: text, k: clampK(), bm25_weight: sessionStorage.getItem('shirube.bm25_weight') === null ? undefined : Number(bm25.value) }),
       });
       if (!resp.ok) {
         const err = await resp.json().catch(() => ({ error: resp.status + ' ' + resp.statusText }));

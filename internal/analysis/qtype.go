@@ -1,0 +1,177 @@
+package analysis
+
+import (
+	"regexp"
+	"strings"
+)
+
+// AnswerKind is the kind of fact a question asks for.
+type AnswerKind string
+
+// Answer kinds. KindNone is a question that asks for no particular kind of
+// fact (a yes/no question, an explanation).
+const (
+	KindNone       AnswerKind = ""
+	KindQuantity   AnswerKind = "quantity"   // 何件・何％・いくら・どのくらい
+	KindDate       AnswerKind = "date"       // いつ・いつまで・何日以内・期限
+	KindWho        AnswerKind = "who"        // 誰・どこ・どの機関
+	KindPenalty    AnswerKind = "penalty"    // 罰則・罰金
+	KindDefinition AnswerKind = "definition" // 〜とは・定義
+	KindCondition  AnswerKind = "condition"  // どういう場合・例外・ただし
+	KindProcedure  AnswerKind = "procedure"  // 手順・方法・どうすれば
+)
+
+// AnswerType describes what a question asks for: its kind, and for
+// quantities the counters a numeral must carry (件, 人, 日, ％ …; empty
+// means any number). Find it with QuestionType.
+type AnswerType struct {
+	Kind     AnswerKind
+	Counters []string
+	// asked is set when the question asks with an interrogative (何, いつ,
+	// どんな …) rather than for a yes or no: 「罰則はありますか」 is answered
+	// by 「ない」 as well as by a penalty.
+	asked bool
+}
+
+// Strict reports whether evidence without an expression of this type
+// cannot answer the question: a question asking 何日 is not answered by a
+// passage without a number of days, while 「誰」 or 「どういう場合」 can be
+// answered in words no pattern anticipates.
+func (t AnswerType) Strict() bool {
+	return t.asked && (t.Kind == KindQuantity || t.Kind == KindDate || t.Kind == KindPenalty)
+}
+
+// interrogativeRe finds a word that asks for content rather than yes or no.
+var interrogativeRe = regexp.MustCompile(`何|なに|なん|いつ|いくら|どう|どんな|どの|どれ|どこ|どちら|誰|だれ|\b(?:what|when|which|who|how)\b`)
+
+// counterSynonyms maps the counter a question uses after 何 to the
+// counters an answer may use for it.
+var counterSynonyms = map[string][]string{
+	"件": {"件"}, "人": {"人", "名"}, "名": {"名", "人"}, "日": {"日"}, "日間": {"日"},
+	"年": {"年"}, "年間": {"年"}, "か月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"},
+	"ヶ月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"}, "カ月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"},
+	"箇月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"}, "月": {"月"}, "時間": {"時間"}, "分": {"分"},
+	"秒": {"秒"}, "歳": {"歳", "才"}, "回": {"回"}, "倍": {"倍"}, "円": {"円"}, "%": {"%", "割", "パーセント", "分の"},
+	"割": {"割", "%", "パーセント"}, "パーセント": {"%", "パーセント", "割"}, "文字": {"文字", "字", "桁"}, "桁": {"桁", "文字"},
+	"種類": {"種類", "種"}, "社": {"社"}, "個": {"個"}, "台": {"台"}, "回目": {"回"}, "番目": {"位", "番"}, "位": {"位"},
+	"条": {"条"}, "項": {"項"}, "号": {"号"}, "度": {"度"}, "週間": {"週"}, "週": {"週"}, "枚": {"枚"}, "ページ": {"ページ", "頁"},
+	"時": {"時"}, "kg": {"kg", "キログラム"}, "g": {"g", "グラム"}, "mg": {"mg"}, "l": {"l", "リットル"}, "m": {"m", "メートル"},
+}
+
+// counterRe finds 何 + counter in a normalised question (何件, 何日以内,
+// 何リットル). Longer counters come first so 何日間 is 日間, not 日.
+var counterRe = regexp.MustCompile(`何(回目|番目|パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|文字|種類|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位]|[a-z]+|\p{Katakana}+)`)
+
+var (
+	quantityRe   = regexp.MustCompile(`いくら|どのくらい|どれくらい|どのぐらい|どれぐらい|どれだけ|どの程度|どれほど|割合|何割|上限|最大(?:で|値|量)?は|最低(?:で|限)?は|how (?:many|much)`)
+	dateRe       = regexp.MustCompile(`いつ|何年度|何月|期限|期日|何日以内|どのタイミング|when\b`)
+	whoRe        = regexp.MustCompile(`誰|だれ|どこ(?:が|の|で|に|から|へ|です)|どの(?:機関|団体|組織|会議|部署|部門|省庁|省|大臣|役職|者)|どちら|who\b|which (?:organi[sz]ation|agency)`)
+	penaltyRe    = regexp.MustCompile(`罰則|罰金|懲役|罰|処罰|ペナルティ|penalt`)
+	definitionRe = regexp.MustCompile(`(?:」|\p{Han}|\p{Katakana}|[a-z0-9])とは|定義|どういう(?:もの|者|こと|意味)|どのような(?:もの|者|こと)|どんな(?:もの|者)|何を(?:いう|指す)|意味|what (?:is|are|does)`)
+	conditionRe  = regexp.MustCompile(`(?:どういう|どんな|どのような|どの)場合|例外|条件|場合に限|限られ`)
+)
+
+// QuestionType reports what a question asks for. The first kind that
+// matches wins, in this order: quantity (with its counter), date, penalty,
+// who, definition, condition, procedure.
+func QuestionType(q string) AnswerType {
+	n := Normalize(q)
+	t := questionType(n)
+	t.asked = t.Kind != KindNone && interrogativeRe.MatchString(n)
+	return t
+}
+
+func questionType(n string) AnswerType {
+	if m := counterRe.FindStringSubmatch(n); m != nil {
+		c := m[1]
+		if c == "月" || c == "年" && strings.Contains(n, "何年度") {
+			return AnswerType{Kind: KindDate}
+		}
+		syn, ok := counterSynonyms[c]
+		if !ok {
+			syn = []string{c}
+		}
+		return AnswerType{Kind: KindQuantity, Counters: syn}
+	}
+	switch {
+	case quantityRe.MatchString(n):
+		if strings.Contains(n, "割合") || strings.Contains(n, "何割") {
+			return AnswerType{Kind: KindQuantity, Counters: counterSynonyms["%"]}
+		}
+		if strings.Contains(n, "いくら") && !strings.Contains(n, "いくつ") {
+			return AnswerType{Kind: KindQuantity, Counters: []string{"円"}}
+		}
+		return AnswerType{Kind: KindQuantity}
+	case dateRe.MatchString(n):
+		return AnswerType{Kind: KindDate}
+	case penaltyRe.MatchString(n):
+		return AnswerType{Kind: KindPenalty}
+	case whoRe.MatchString(n):
+		return AnswerType{Kind: KindWho}
+	case definitionRe.MatchString(n):
+		return AnswerType{Kind: KindDefinition}
+	case conditionRe.MatchString(n):
+		return AnswerType{Kind: KindCondition}
+	case procedureRe.MatchString(n):
+		return AnswerType{Kind: KindProcedure}
+	}
+	return AnswerType{}
+}
+
+// procedureRe matches a question that asks how to do something:
+// 「…の手順は？」「…する方法」「どうすれば」「どのように」「どう隔離する」 (どう before
+// a kanji or katakana verb, not どうして "why"), "how to".
+var procedureRe = regexp.MustCompile(`手順|方法|やり方|仕方|段取り|どうすれば|どうやって|どのように|どう[\p{Han}\p{Katakana}]|\bhow (?:to|do|can|should)\b|\bprocedures?\b|\bsteps?\b`)
+
+// IsProcedure reports whether a question asks how to do something.
+func IsProcedure(q string) bool { return procedureRe.MatchString(Normalize(q)) }
+
+const numeral = `(?:[0-9][0-9,.]*|[〇零一二三四五六七八九十百千万億兆]+|半)`
+
+var (
+	anyQuantityRe  = regexp.MustCompile(numeral + `\s*(?:[^\s0-9,.。、]{1,4})`)
+	dateExprRe     = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
+	penaltyExprRe  = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
+	whoExprRe      = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営`)
+	definitionExpr = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
+	conditionExpr  = regexp.MustCompile(`場合|とき|ただし|限り|除き|除く|条件|ときは|においては`)
+)
+
+// Satisfied reports whether normalised text holds an expression of the
+// type: a numeral with one of the counters (or any unit), a date or
+// deadline, a penalty, an organisation or role, a definition, a condition.
+// KindNone and KindProcedure are satisfied by any text.
+func (t AnswerType) Satisfied(norm string) bool {
+	switch t.Kind {
+	case KindQuantity:
+		return t.quantityIn(norm)
+	case KindDate:
+		return dateExprRe.MatchString(norm)
+	case KindPenalty:
+		return penaltyExprRe.MatchString(norm)
+	case KindWho:
+		return whoExprRe.MatchString(norm)
+	case KindDefinition:
+		return definitionExpr.MatchString(norm)
+	case KindCondition:
+		return conditionExpr.MatchString(norm)
+	}
+	return true
+}
+
+func (t AnswerType) quantityIn(norm string) bool {
+	if len(t.Counters) == 0 {
+		return anyQuantityRe.MatchString(norm)
+	}
+	for _, loc := range numeralRe.FindAllStringIndex(norm, -1) {
+		rest := strings.TrimLeft(norm[loc[1]:], " ")
+		for _, c := range t.Counters {
+			if strings.HasPrefix(rest, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var numeralRe = regexp.MustCompile(numeral)

@@ -1,0 +1,63 @@
+package analysis
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestQuestionType(t *testing.T) {
+	tests := []struct {
+		q       string
+		kind    AnswerKind
+		counter string // one of the counters, for quantities
+		strict  bool
+	}{
+		{"累計で何件になりましたか？", KindQuantity, "件", true},
+		{"常時何人以上の労働者を使用する事業場ですか", KindQuantity, "名", true},
+		{"最低何日間保存しますか", KindQuantity, "日", true},
+		{"全体の何％を占めますか", KindQuantity, "割", true},
+		{"罰金はいくらですか", KindQuantity, "円", true},
+		{"どのくらいまでなら含まれていてよいですか", KindQuantity, "", true},
+		{"いつまでに届け出ればよいですか", KindDate, "", true},
+		{"何年度以降ですか", KindDate, "", true},
+		{"どんな罰則がありますか", KindPenalty, "", true},
+		{"罰則のようなものはありますか", KindPenalty, "", false}, // yes or no
+		{"誰から許可を受けますか", KindWho, "", false},
+		{"どの会議で決定されたものですか", KindWho, "", false},
+		{"「事業者」とは、どういう者のことですか", KindDefinition, "", false},
+		{"一時的に置いておくことはできますか", KindNone, "", false}, // 「ことは」 is no definition
+		{"同意なしに提供できるのはどんな場合ですか", KindCondition, "", false},
+		{"アカウントロックアウトの解除手順は？", KindProcedure, "", false},
+		{"本人確認は必要ですか", KindNone, "", false},
+	}
+	for _, tt := range tests {
+		got := QuestionType(tt.q)
+		if got.Kind != tt.kind || got.Strict() != tt.strict || tt.counter != "" && !slices.Contains(got.Counters, tt.counter) {
+			t.Errorf("QuestionType(%q) = %+v strict %v; want %s with %q, strict %v", tt.q, got, got.Strict(), tt.kind, tt.counter, tt.strict)
+		}
+	}
+}
+
+func TestAnswerTypeSatisfied(t *testing.T) {
+	tests := []struct {
+		q, text string
+		want    bool
+	}{
+		{"何件ですか", "累計は 208,034 件になりました", true},
+		{"何件ですか", "登録件数が多かった製品を示す", false},
+		{"何日以内ですか", "十日以内の期間、仮に貯蔵する", true},
+		{"何日と定められていますか", "標準的な期間を定めるよう努める", false},
+		{"何人以上ですか", "常時五十人以上の労働者", true},
+		{"何歳以上ですか", "参議院議員の任期は六年とし", false},
+		{"何％ですか", "レベル 2 以上が 89.6% を占めています", true},
+		{"いつから適用されていますか", "平成 13 年 4 月 1 日から適用し", true},
+		{"いつまでですか", "届出書を提出する", false},
+		{"どんな罰則がありますか", "三年以下の懲役又は三百万円以下の罰金に処する", true},
+		{"どんな罰則がありますか", "製造し、又は使用してはならない", false},
+	}
+	for _, tt := range tests {
+		if got := QuestionType(tt.q).Satisfied(Normalize(tt.text)); got != tt.want {
+			t.Errorf("%q satisfied by %q = %v, want %v", tt.q, tt.text, got, tt.want)
+		}
+	}
+}
