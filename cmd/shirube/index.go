@@ -110,6 +110,7 @@ func runIndexWith(ctx context.Context, cfg config.Config, rebuild bool, cat *doc
 		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,
 		Categorize:     cat,
@@ -164,7 +165,7 @@ func printSummary(w io.Writer, s index.Summary) {
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
 		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
+			fmt.Fprintf(w, "  %s\n", sk) // one line each, even for a file name with a newline
 		}
 	}
 }

@@ -159,6 +159,7 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 			Chunk:          chunk.Options{Size: c.ChunkSize, Overlap: c.ChunkOverlap},
 			Analyzer:       analysis.DefaultOptions(),
 			MaxFileSize:    c.MaxFileSize,
+			MaxTextBytes:   c.MaxTextSize,
 			Embedder:       c.Embedder,
 			EmbeddingModel: c.EmbeddingModel,
 			Warn:           warn,

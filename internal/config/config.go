@@ -48,6 +48,7 @@ const (
 	DefaultAnthropicModel = "sonnet"
 	DefaultEmbeddingModel = "text-embedding-3-small"
 	DefaultMaxFileSize    = 100 << 20
+	DefaultMaxTextSize    = 8 << 20 // document.DefaultMaxTextBytes
 	DefaultFusion         = "minmax"
 	DefaultEmbedder       = "local"
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
@@ -86,6 +87,7 @@ type Config struct {
 	KeepUnverified bool
 	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+	MaxTextSize    int64 // bytes of extracted text per file; larger ones are skipped; -1 no limit (SHIRUBE_MAX_TEXT_SIZE, 0 or less: no limit)
 	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
@@ -137,6 +139,7 @@ func Default() Config {
 		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,
 		MaxFileSize:       DefaultMaxFileSize,
+		MaxTextSize:       DefaultMaxTextSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
 		Audit:             "jsonl",
@@ -224,6 +227,17 @@ func Load(env Source, dotenvPath string) (Config, error) {
 			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_FILE_SIZE=%q is not a whole number of bytes", v))
 		} else {
 			c.MaxFileSize = n
+		}
+	}
+	if v, ok := lookup("SHIRUBE_MAX_TEXT_SIZE"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_TEXT_SIZE=%q is not a whole number of bytes (default %d; 0 or less: no limit)", v, DefaultMaxTextSize))
+		} else {
+			c.MaxTextSize = n
+			if n <= 0 {
+				c.MaxTextSize = -1 // no limit, as the extractor spells it
+			}
 		}
 	}
 	str("SHIRUBE_PROFILE", &c.Profile)
@@ -485,6 +499,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_VERIFY":             c.Verify,
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
+		"SHIRUBE_MAX_TEXT_SIZE":      strconv.FormatInt(c.MaxTextSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,
 		"SHIRUBE_PROFILE":            c.Profile,
 		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,

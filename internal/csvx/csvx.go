@@ -114,12 +114,20 @@ func isFormulaStart(c byte) bool {
 // formula character. Those are exactly the cells EscapeCell changes.
 func needsEscape(s string) bool {
 	t := strings.TrimLeft(s, "'")
-	return t != "" && isFormulaStart(t[0])
+	return t != "" && (isFormulaStart(t[0]) || isControlLead(t[0]))
+}
+
+// isControlLead reports a tab or line break at the start of a cell:
+// spreadsheets skip it and may evaluate what follows ("\t=2+2"), so such a
+// cell is always neutralised, whatever comes next.
+func isControlLead(c byte) bool {
+	return c == '\t' || c == '\r' || c == '\n'
 }
 
 // EscapeCell neutralises a cell that Excel or LibreOffice would evaluate as a
 // formula: a cell starting with '=', '+', '-' or '@' gets a single quote
-// prefixed ("=SUM(A1)" becomes "'=SUM(A1)", "-5" becomes "'-5"), which
+// prefixed ("=SUM(A1)" becomes "'=SUM(A1)", "-5" becomes "'-5"), and so does
+// a cell starting with a tab, CR or LF ("\t=2+2" becomes "'\t=2+2"), which
 // spreadsheets display as text. So that the escaping can always be undone, a
 // cell that already is one or more quotes followed by such a character gets
 // one more quote. Every other cell is returned unchanged.

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -72,6 +73,10 @@ type Info struct {
 	Elapsed     time.Duration // wall time of the search
 }
 
+// ErrEmptyQuery is returned by Search for a query that is empty or only
+// whitespace: there is nothing to rank by, so any result would be arbitrary.
+var ErrEmptyQuery = errors.New("検索語が空です — 検索したい語句を指定してください (empty query: give the words to search for)")
+
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
 type Searcher struct {
@@ -94,6 +99,9 @@ func (s *Searcher) Index() Store { return s.ix }
 // evidence).
 func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
 	start := time.Now()
+	if strings.TrimSpace(query) == "" {
+		return nil, Info{}, ErrEmptyQuery
+	}
 	if opt.K <= 0 {
 		opt.K = 4
 	}
