@@ -294,7 +294,7 @@ func (db *DB) ingestOne(ctx context.Context, gen int64, worker string, opt Inges
 		}
 		ids := make([]string, len(doc.Pages))
 		if opt.DatabaseDir != "" {
-			if ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc); err != nil {
+			if ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc, nil); err != nil {
 				return db.skip(ctx, gen, worker, f, "write page database: "+err.Error())
 			}
 		} else {
