@@ -97,10 +97,17 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 	} else if tok, err = analysis.New(analysis.DefaultOptions()); err != nil {
 		return err
 	}
+	status := func() (web.Status, error) { return serveStatus(cfg.IndexDir) }
+	if cfg.Store != "" {
+		// Stateless replica: the status is the searcher's generation, and
+		// a build finished anywhere is swapped in.
+		status = nil
+		go watchStore(ctx, cfg, asst, warn)
+	}
 	opt := web.Options{
 		Assistant:  asst,
 		Rebuild:    serveRebuild(cfg, warn),
-		Status:     func() (web.Status, error) { return serveStatus(cfg.IndexDir) },
+		Status:     status,
 		Tokenizer:  tok,
 		MaxHistory: cfg.MaxHistory,
 		Addr:       addr,
@@ -150,6 +157,12 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 	return func(ctx context.Context, dataDir string, progress func(phase string, done, total int)) (*retrieve.Searcher, error) {
 		c := cfg
 		c.DataDir = dataDir
+		if c.Store != "" {
+			if _, err := storeIndex(ctx, c, false, io.Discard, progress); err != nil {
+				return nil, err
+			}
+			return openSearcher(ctx, c)
+		}
 		opt := index.BuildOptions{
 			DataDir:        c.DataDir,
 			DatabaseDir:    c.DatabaseDir,

@@ -104,6 +104,17 @@ type Config struct {
 	AnthropicKey  string // ANTHROPIC_API_KEY
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
+
+	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
+	// (postgres://user@host/db?sslmode=…) for the database store
+	// (SHIRUBE_STORE). It holds a password: print it with MaskDSN only.
+	Store string
+	// Audit is where the audit log goes: jsonl (LogsDir, default),
+	// postgres (the store's audit_log table) or both (SHIRUBE_AUDIT).
+	Audit string
+	// Workers is how many documents `shirube index --store` ingests at once
+	// in this process (SHIRUBE_WORKERS, default 1).
+	Workers int
 	// LLMTimeout bounds each whole LLM call — answer, verification
 	// re-check, follow-up rewrite, planner, judge, question generation —
 	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
@@ -137,6 +148,8 @@ func Default() Config {
 		MaxTextSize:       DefaultMaxTextSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
+		Audit:             "jsonl",
+		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
 	}
 }
@@ -251,6 +264,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
 	str("SHIRUBE_PRICES", &c.Prices)
 	str("SHIRUBE_TOKEN", &c.Token)
+	str("SHIRUBE_STORE", &c.Store)
+	str("SHIRUBE_AUDIT", &c.Audit)
+	num("SHIRUBE_WORKERS", &c.Workers)
 	if v, ok := lookup("SHIRUBE_LLM_TIMEOUT"); ok {
 		d, err := ParseTimeout(v)
 		if err != nil {
@@ -338,6 +354,20 @@ func (c Config) Validate() error {
 	case "", "fast", "balanced", "deep":
 	default:
 		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
+	}
+	switch c.Audit {
+	case "jsonl", "postgres", "both":
+		if c.Audit != "jsonl" && c.Store == "" {
+			errs = append(errs, fmt.Errorf("audit %q needs a PostgreSQL store: set --store or SHIRUBE_STORE", c.Audit))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("audit %q must be jsonl, postgres or both", c.Audit))
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+		errs = append(errs, fmt.Errorf("store %s must be a PostgreSQL DSN (postgres://user@host/db?sslmode=disable), or empty for the embedded index", MaskDSN(c.Store)))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))
@@ -493,6 +523,9 @@ func (c Config) Lines() []string {
 		"SHIRUBE_LLM_TIMEOUT":        c.LLMTimeout.String(),
 		"SHIRUBE_PRICES":             c.Prices,
 		"SHIRUBE_TOKEN":              Mask(c.Token),
+		"SHIRUBE_STORE":              MaskDSN(c.Store),
+		"SHIRUBE_AUDIT":              c.Audit,
+		"SHIRUBE_WORKERS":            strconv.Itoa(c.Workers),
 	}
 	out := make([]string, 0, len(kv))
 	for k, v := range kv {
@@ -500,4 +533,34 @@ func (c Config) Lines() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MaskDSN hides the password of a database connection string (URL form
+// postgres://user:secret@host/db or key=value form password=secret), so a
+// DSN can be printed in messages, `shirube config` and logs.
+func MaskDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "****")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "****")
+			u.RawQuery = q.Encode()
+		}
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	if strings.Contains(dsn, "://") {
+		return "****" // unparsable URL: show nothing of it
+	}
+	fields := strings.Fields(dsn)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			fields[i] = k + "=****"
+		}
+	}
+	return strings.Join(fields, " ")
 }

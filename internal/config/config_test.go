@@ -160,3 +160,22 @@ func TestLLMTimeout(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskDSN(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"postgres://shirube@db.internal/shirube?sslmode=require", "postgres://shirube@db.internal/shirube?sslmode=require"},
+		{"postgres://shirube:s3cret@db:5432/shirube?sslmode=disable", "postgres://shirube:****@db:5432/shirube?sslmode=disable"},
+		{"postgres://u@h/db?password=s3cret", "postgres://u@h/db?password=****"},
+		{"host=db user=u password=s3cret dbname=x", "host=db user=u password=**** dbname=x"},
+		{"postgres://u:s3cret@[bad", "****"},
+	} {
+		got := MaskDSN(tc.in)
+		if got != tc.want {
+			t.Errorf("MaskDSN(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.Contains(got, "s3cret") {
+			t.Errorf("MaskDSN(%q) leaks the password", tc.in)
+		}
+	}
+}
