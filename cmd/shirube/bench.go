@@ -15,6 +15,7 @@ import (
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
 )
 
 // printReport prints a flat struct as "key: value" lines, or as JSON.
@@ -48,7 +49,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var dir, mode, fusion, sweep string
 	var weight float64
 	var maxQ int
-	var legs bool
+	var legs, exactVectors bool
 	beirCmd := &cobra.Command{
 		Use:   "beir --dir DIR",
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
@@ -58,9 +59,15 @@ func newBenchCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ds, ix, took, err := bench.LoadIndexedWith(cmd.Context(), dir, mo)
+			ds, emb, took, err := bench.LoadIndexedWith(cmd.Context(), dir, mo)
 			if err != nil {
 				return err
+			}
+			var ix retrieve.Store = emb
+			if g.cfg.Store != "" {
+				if ix, took, err = loadBEIRIntoStore(cmd.Context(), g.cfg, ds, mo, exactVectors); err != nil {
+					return err
+				}
 			}
 			switch {
 			case sweep != "":
@@ -89,6 +96,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().String("embedder", config.DefaultEmbedder, "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
 	beirCmd.Flags().String("index", config.DefaultIndexDir, "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
 	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
+	beirCmd.Flags().BoolVar(&exactVectors, "exact-vectors", false, "with --store: search vectors by pgvector's exact scan instead of its HNSW index")
 	beirCmd.MarkFlagRequired("dir")
 
 	var qrels, run string
@@ -109,7 +117,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	trecCmd.MarkFlagRequired("qrels")
 	trecCmd.MarkFlagRequired("run")
 
-	cmd.AddCommand(beirCmd, trecCmd)
+	cmd.AddCommand(beirCmd, trecCmd, newStoreBenchCmd(g, &jsonOut))
 	addMoreBench(cmd, g, &jsonOut)
 	return cmd
 }
@@ -130,7 +138,7 @@ func benchIndexOptions(cfg config.Config) (index.MemoryOptions, error) {
 }
 
 // runSweep evaluates several settings on one index of a BEIR dataset.
-func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix *index.Index, took time.Duration, dir, spec string, maxQ int, asJSON bool) error {
+func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time.Duration, dir, spec string, maxQ int, asJSON bool) error {
 	ctx := cmd.Context()
 	var reps []bench.BEIRReport
 	for _, item := range strings.Split(spec, ",") {

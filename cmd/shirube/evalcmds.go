@@ -237,7 +237,8 @@ The index is refreshed afterwards, and again after --undo.
 
 Pages are only copied, never moved; every file and folder created is listed
 in optimize_manifest_*.json, and --undo MANIFEST deletes them again (files
-changed since are kept and reported).
+changed since are kept and reported). Undo only touches the page database
+(--database, default: the index's) whatever the manifest says.
 
 The proposer is the LLM when an API key is set, else an offline rule that
 prefers an existing folder whose path shares the question's key terms.
@@ -256,8 +257,11 @@ copies that did not help (up to --attempts per question).`,
 			ctx := cmd.Context()
 			out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			warn := func(s string) { fmt.Fprintln(errw, "warning:", s) }
+			lay := pageLayout(cmd, g.cfg)
 			if undo != "" {
-				rep, err := optimize.Undo(ctx, undo)
+				// Undo touches only the page database it is run against,
+				// whatever root the manifest names.
+				rep, err := optimize.Undo(ctx, undo, filepath.Join(lay.root, lay.scope))
 				if err != nil {
 					return err
 				}
@@ -279,7 +283,6 @@ copies that did not help (up to --attempts per question).`,
 				}
 				return nil
 			}
-			lay := pageLayout(cmd, g.cfg)
 			opt := optimize.Options{
 				Input:       args[0],
 				Root:        lay.root,
@@ -666,6 +669,7 @@ func buildVariant(ctx context.Context, cfg config.Config, dataDir, dir, htmlMode
 		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
 		HTMLMode:       htmlMode,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,

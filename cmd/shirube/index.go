@@ -84,6 +84,7 @@ one-line reason.`,
 	f.Int("chunk-overlap", config.DefaultChunkOverlap, "chunk overlap in characters")
 	f.String("embedder", config.DefaultEmbedder, "vector leg: local (offline, corpus-fitted) or openai")
 	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
+	f.Int("workers", 1, "with --store: documents ingested at once by this process (other processes may join the build)")
 	f.BoolVar(&categorize, "categorize", false, "group each PDF's pages into section folders (LLM when configured, else outline or headings)")
 	return cmd
 }
@@ -109,6 +110,7 @@ func runIndexWith(ctx context.Context, cfg config.Config, rebuild bool, cat *doc
 		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
 		Embedder:       cfg.Embedder,
 		EmbeddingModel: cfg.EmbeddingModel,
 		Categorize:     cat,
@@ -128,6 +130,13 @@ func runIndexWith(ctx context.Context, cfg config.Config, rebuild bool, cat *doc
 			}
 			bar.Set(done)
 		},
+	}
+	if cfg.Store != "" {
+		sum, err := storeIndex(ctx, cfg, rebuild, errw, opt.Progress)
+		if bar != nil {
+			bar.Finish()
+		}
+		return sum, err
 	}
 	if cfg.Embedder == "openai" {
 		remote, err := newRemoteEmbedder(cfg)
@@ -156,7 +165,7 @@ func printSummary(w io.Writer, s index.Summary) {
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
 		for _, sk := range s.Skipped {
-			fmt.Fprintf(w, "  %s: %s\n", sk.Path, sk.Reason)
+			fmt.Fprintf(w, "  %s\n", sk) // one line each, even for a file name with a newline
 		}
 	}
 }
@@ -169,11 +178,16 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := index.ReadMeta(g.cfg.IndexDir)
+			where := g.cfg.IndexDir
+			if g.cfg.Store != "" {
+				m, err = storeMeta(cmd.Context(), g.cfg)
+				where = config.MaskDSN(g.cfg.Store)
+			}
 			if err != nil {
 				return err
 			}
 			st := map[string]any{
-				"index":        g.cfg.IndexDir,
+				"index":        where,
 				"documents":    m.Documents,
 				"pages":        m.Pages,
 				"chunks":       m.Chunks,
@@ -220,7 +234,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\nbm25 weight: %s\n",
-				g.cfg.IndexDir, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
+				where, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
 				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir, weightPolicy(g.cfg, m.Embedder.Kind))
 			fmt.Fprintf(w, "health:     %s\n", health)
 			if health != "ok" {
@@ -272,7 +286,10 @@ func zeroHits(ctx context.Context, cfg config.Config) (*bench.ZeroHitReport, err
 	if err != nil {
 		return nil, err
 	}
-	rep := bench.ZeroHits(s.Index(), queries)
+	rep, err := bench.ZeroHits(ctx, s.Index(), queries)
+	if err != nil {
+		return nil, err
+	}
 	rep.LogsDir, rep.Skipped = cfg.LogsDir, skipped
 	return &rep, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/shirube/shirube/internal/agent"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/embed"
 	"github.com/shirube/shirube/internal/llm"
@@ -88,7 +87,11 @@ func newAssistant(ctx context.Context, cfg config.Config, warn func(string)) (*a
 // exists): the generator the configuration asks for, the audit log and the
 // search settings.
 func assemble(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer, warn func(string)) (*assistant.Assistant, chatModel, error) {
-	return assembleWith(cfg, s, tok, warn, auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn}), os.Stderr)
+	logger, err := newAuditLogger(cfg, warn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return assembleWith(cfg, s, tok, warn, logger, os.Stderr)
 }
 
 // assembleWith is assemble with an explicit audit logger (nil: none) and a

@@ -72,6 +72,8 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		},
 	}
 	root.PersistentFlags().StringVar(&g.envFile, "env-file", ".env", "dotenv file to read settings from (missing is fine)")
+	root.PersistentFlags().String("store", "", "PostgreSQL store DSN postgres://user@host/db?sslmode=… instead of the index directory (SHIRUBE_STORE; prefer the variable: flags show in ps)")
+	root.PersistentFlags().String("audit", "jsonl", "audit log: jsonl (--logs folder), postgres (the store's audit_log table) or both")
 	root.PersistentFlags().Duration("llm-timeout", config.DefaultLLMTimeout, "limit on each whole LLM call, retries and streaming included (SHIRUBE_LLM_TIMEOUT)")
 	root.AddCommand(
 		newIndexCmd(g),
@@ -141,6 +143,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 	str("provider", &c.Provider)
 	str("model", &c.LLMModel)
 	str("profile", &c.Profile)
+	str("store", &c.Store)
+	str("audit", &c.Audit)
+	num("workers", &c.Workers)
 	if err == nil {
 		err = set("llm-timeout", func() error { v, e := f.GetDuration("llm-timeout"); c.LLMTimeout = v; return e })
 	}

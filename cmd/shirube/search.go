@@ -15,6 +15,13 @@ import (
 
 // openSearcher loads the index named by the configuration.
 func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, error) {
+	if cfg.Store != "" {
+		db, err := connectStore(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return storeSearcher(ctx, cfg, db, 0)
+	}
 	var opt index.OpenOptions
 	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" {
 		// Never a silent BM25-only search: the index's vectors need the

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +25,8 @@ import (
 // newServeCmd is `shirube serve`: the chat page, the JSON API and the
 // OpenAI-compatible endpoint.
 func newServeCmd(g *globals) *cobra.Command {
-	var addr string
+	var addr, tlsCert, tlsKey string
+	var allowData []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the chat page, a JSON API and an OpenAI-compatible endpoint",
@@ -35,18 +36,34 @@ and guardrail banners), a JSON API under /api, Prometheus metrics on /metrics
 and an OpenAI-compatible /v1/chat/completions (model "shirube").
 
 It listens on 127.0.0.1:8080 by default. Listening on any other interface
-requires SHIRUBE_TOKEN: API clients then send "Authorization: Bearer <token>"
-and browsers enter the token once on /login. Every question is written to the
-audit log with the browser session's id. If no index exists yet the server
-starts anyway; press the rebuild button (or POST /api/index/rebuild).`,
+requires SHIRUBE_TOKEN (at least 16 characters): API clients then send
+"Authorization: Bearer <token>" and browsers enter the token once on /login
+(wrong tokens are throttled per client). --tls-cert and --tls-key serve HTTPS
+directly; behind a reverse proxy see docs/API.md. Every question is written
+to the audit log with the browser session's id. If no index exists yet the
+server starts anyway; press the rebuild button (or POST
+/api/index/rebuild). A rebuild only ever reads --data or a folder of
+--allow-data / SHIRUBE_DATA_ALLOW, never a folder a client names.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(cmd.Context(), g.cfg, addr, cmd.ErrOrStderr())
+			cfg := g.cfg
+			cfg.DataAllow = append(cfg.DataAllow, allowData...)
+			var tlsConf *tls.Config
+			if tlsCert != "" || tlsKey != "" {
+				var err error
+				if tlsConf, err = web.LoadTLS(tlsCert, tlsKey); err != nil {
+					return err
+				}
+			}
+			return runServe(cmd.Context(), cfg, addr, tlsConf, cmd.ErrOrStderr())
 		},
 	}
 	addDirFlags(cmd)
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", web.DefaultAddr, "listen address host:port (non-loopback needs SHIRUBE_TOKEN)")
+	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	f.StringArrayVar(&allowData, "allow-data", nil, "a further data folder the page may rebuild from (repeatable; also SHIRUBE_DATA_ALLOW)")
 	f.String("logs", config.DefaultLogsDir, "audit log folder (query_YYYY-MM-DD.jsonl)")
 	f.Int("k", config.DefaultK, "default number of results (the page can change it)")
 	f.Float64("bm25-weight", config.DefaultBM25Weight, "default weight of the BM25 leg (vector weight is 1 − this)")
@@ -54,9 +71,13 @@ starts anyway; press the rebuild button (or POST /api/index/rebuild).`,
 }
 
 // runServe wires the assistant, rebuild and status into the web server and
-// serves until ctx ends (Ctrl-C), then shuts down gracefully.
-func runServe(ctx context.Context, cfg config.Config, addr string, errw io.Writer) error {
+// serves (over HTTPS when tlsConf is set) until ctx ends (Ctrl-C), then
+// shuts down gracefully.
+func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.Config, errw io.Writer) error {
 	if err := web.CheckAddr(addr, cfg.Token); err != nil {
+		return err
+	}
+	if err := web.CheckToken(cfg.Token); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(errw, nil))
@@ -76,15 +97,23 @@ func runServe(ctx context.Context, cfg config.Config, addr string, errw io.Write
 	} else if tok, err = analysis.New(analysis.DefaultOptions()); err != nil {
 		return err
 	}
+	status := func() (web.Status, error) { return serveStatus(cfg.IndexDir) }
+	if cfg.Store != "" {
+		// Stateless replica: the status is the searcher's generation, and
+		// a build finished anywhere is swapped in.
+		status = nil
+		go watchStore(ctx, cfg, asst, warn)
+	}
 	opt := web.Options{
 		Assistant:  asst,
 		Rebuild:    serveRebuild(cfg, warn),
-		Status:     func() (web.Status, error) { return serveStatus(cfg.IndexDir) },
+		Status:     status,
 		Tokenizer:  tok,
 		MaxHistory: cfg.MaxHistory,
 		Addr:       addr,
 		Token:      cfg.Token,
 		DataDir:    cfg.DataDir,
+		DataDirs:   cfg.DataAllow,
 		Logger:     logger,
 	}
 	if model != nil {
@@ -100,25 +129,14 @@ func runServe(ctx context.Context, cfg config.Config, addr string, errw io.Write
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w — is another server using the port? choose one with --addr", addr, err)
 	}
-	hs := srv.HTTPServer(addr)
-	fmt.Fprintf(errw, "shirube: serving on http://%s/ (Ctrl-C to stop)\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
 	}
-	fmt.Fprintln(errw, "shirube: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		_ = hs.Close() // streams still open after the grace period
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	fmt.Fprintf(errw, "shirube: serving on %s://%s/ (Ctrl-C to stop)\n", scheme, ln.Addr())
+	err = srv.Serve(ctx, ln, tlsConf, 10*time.Second)
+	fmt.Fprintln(errw, "shirube: stopped")
+	return err
 }
 
 // newAssistantWithoutIndex builds the answer pipeline before any index
@@ -139,6 +157,12 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 	return func(ctx context.Context, dataDir string, progress func(phase string, done, total int)) (*retrieve.Searcher, error) {
 		c := cfg
 		c.DataDir = dataDir
+		if c.Store != "" {
+			if _, err := storeIndex(ctx, c, false, io.Discard, progress); err != nil {
+				return nil, err
+			}
+			return openSearcher(ctx, c)
+		}
 		opt := index.BuildOptions{
 			DataDir:        c.DataDir,
 			DatabaseDir:    c.DatabaseDir,
@@ -146,6 +170,7 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 			Chunk:          chunk.Options{Size: c.ChunkSize, Overlap: c.ChunkOverlap},
 			Analyzer:       analysis.DefaultOptions(),
 			MaxFileSize:    c.MaxFileSize,
+			MaxTextBytes:   c.MaxTextSize,
 			Embedder:       c.Embedder,
 			EmbeddingModel: c.EmbeddingModel,
 			Warn:           warn,

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -175,3 +176,65 @@ func (t AnswerType) quantityIn(norm string) bool {
 }
 
 var numeralRe = regexp.MustCompile(numeral)
+
+// articleRe matches an article reference of Japanese legal text: 第十一条,
+// 第六十六条の二, 第8条.
+var articleRe = regexp.MustCompile(`第[〇一二三四五六七八九十百千0-9]+条(?:の[〇一二三四五六七八九十0-9]+)*`)
+
+// Articles returns the article references in text, in order, without
+// repeats.
+func Articles(text string) []string {
+	var out []string
+	for _, a := range articleRe.FindAllString(text, -1) {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Refers reports whether text refers to article a as a whole reference:
+// 「第五十五条の規定」 refers to 第五十五条, 「第五十五条の二」 does not.
+func Refers(text, a string) bool {
+	for _, m := range articleRe.FindAllString(text, -1) {
+		if m == a {
+			return true
+		}
+	}
+	return false
+}
+
+// quotedTermRe and definedTermRe find the term a definition question asks
+// about: 「X」, or X とは / X という.
+var (
+	quotedTermRe  = regexp.MustCompile(`「([^」]{1,30})」`)
+	definedTermRe = regexp.MustCompile(`([\p{Han}\p{Katakana}ー・a-z0-9]{2,30})(?:とは|という)`)
+)
+
+// DefinedTerm returns the term a definition question asks about — the
+// quoted one when the question quotes one — or "".
+func DefinedTerm(q string) string {
+	n := Normalize(q)
+	if m := quotedTermRe.FindStringSubmatch(n); m != nil {
+		return m[1]
+	}
+	if m := definedTermRe.FindStringSubmatch(n); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// Defines reports whether a normalised sentence defines term: it opens
+// with the term (after an item number) followed by a space or 「とは」, as
+// legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」),
+// or it says 「term」とは / 「term」をいう.
+func Defines(norm, term string) bool {
+	if term == "" {
+		return false
+	}
+	t := strings.TrimLeft(norm, "〇一二三四五六七八九十0123456789()（）.、 　")
+	if rest, ok := strings.CutPrefix(t, term); ok && (rest == "" || strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "　") || strings.HasPrefix(rest, "とは") || strings.HasPrefix(rest, "(")) {
+		return true
+	}
+	return strings.Contains(norm, "「"+term+"」とは") || strings.Contains(norm, "「"+term+"」という") || strings.Contains(norm, "「"+term+"」をいう")
+}

@@ -61,3 +61,31 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		}
 	}
 }
+
+func TestDefinitionsAndArticles(t *testing.T) {
+	if got := DefinedTerm("行政手続法でいう「行政指導」とは、どういうものですか？"); got != "行政指導" {
+		t.Errorf("DefinedTerm = %q", got)
+	}
+	if got := DefinedTerm("クラウドとは何ですか"); got != "クラウド" {
+		t.Errorf("DefinedTerm = %q", got)
+	}
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"六　行政指導　行政機関がその任務の範囲内において…をいう。", true},
+		{"この法律において「行政指導」とは、…をいう。", true},
+		{"行政指導指針（同一の行政目的を…）", false},
+		{"当該行政指導の趣旨を示す。", false},
+	} {
+		if got := Defines(Normalize(tt.text), "行政指導"); got != tt.want {
+			t.Errorf("Defines(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	if got := Articles("第五十五条の規定及び第六十六条の二、第五十五条"); len(got) != 2 || got[0] != "第五十五条" || got[1] != "第六十六条の二" {
+		t.Errorf("Articles = %q", got)
+	}
+	if !Refers("第五十五条の規定に違反した者", "第五十五条") || Refers("第五十五条の二の規定", "第五十五条") || Refers("第百五十五条", "第五十五条") {
+		t.Error("Refers must match whole article references only")
+	}
+}

@@ -93,6 +93,9 @@ type candidate struct {
 	cov   float64 // weighted share of the query it covers
 	item  bool    // its line is a list item (a step, a bullet)
 	typed bool    // it holds an expression of the kind of fact the question asks for
+	// defines is set when it defines the term a definition question asks
+	// about (analysis.Defines).
+	defines bool
 	// number is the item number of its line ("1.") when it is the line's
 	// first sentence; answers keep it so that steps read as steps.
 	number string
@@ -110,6 +113,10 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	qterms := e.tok.Terms(query)
 	content := uniqueContent(qterms)
 	qtype := analysis.QuestionType(query)
+	term := ""
+	if qtype.Kind == analysis.KindDefinition {
+		term = analysis.DefinedTerm(query)
+	}
 
 	var cands []*candidate
 	headings := make([]map[string]bool, len(results))
@@ -124,7 +131,8 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		info := candidateLineInfo(text)
 		for li, line := range lineSentences(text) {
 			for si, s := range line {
-				typed := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure && qtype.Satisfied(analysis.Normalize(s))
+				ns := analysis.Normalize(s)
+				typed := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure && qtype.Satisfied(ns)
 				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed {
 					continue // a PDF title, page header or table cell, not a statement
 				}
@@ -134,6 +142,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					terms: termSet(e.tok.Terms(s)),
 					item:  li < len(info) && info[li].item,
 					typed: typed,
+					// A definition question is answered by the sentence
+					// that defines its term, not one that uses it.
+					defines: analysis.Defines(ns, term),
 				})
 				if si == 0 && li < len(info) {
 					cands[len(cands)-1].number = info[li].number
@@ -161,6 +172,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 		if c.cov > 0 {
 			c.rel = c.cov*typeFactor(qtype, c.typed) + e.opt.RankBonus/float64(c.chunk+1)
+			if c.defines {
+				c.rel *= definitionBonus
+			}
 		}
 	}
 
@@ -169,7 +183,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		picked = e.procedureSection(cands, results, qterms)
 	}
 	if picked == nil {
-		picked = e.pick(cands, content, weights, qtype)
+		picked = e.pick(cands, results, content, weights, qtype)
 	}
 	var cited map[int]int
 	a.Text, a.Evidence, cited = compose(picked, results)
@@ -267,6 +281,31 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 	return picked
 }
 
+// referringPenalty returns the candidate that states a penalty and refers
+// to an article named in the heading of best's chunk (or in best itself),
+// from the same source document; nil when there is none.
+func referringPenalty(cands []*candidate, best *candidate, results []retrieve.Result) *candidate {
+	src := results[best.chunk]
+	arts := analysis.Articles(src.Heading)
+	if len(arts) == 0 {
+		arts = analysis.Articles(best.text)
+	}
+	if len(arts) == 0 {
+		return nil
+	}
+	a := arts[len(arts)-1] // the innermost: the article itself
+	for _, c := range cands {
+		if c.typed && c != best && results[c.chunk].File == src.File && analysis.Refers(c.text, a) {
+			return c
+		}
+	}
+	return nil
+}
+
+// definitionBonus multiplies the relevance of a sentence that defines the
+// term a definition question asks about.
+const definitionBonus = 1.5
+
 // typeFactor scales a sentence's query coverage by whether it holds the kind
 // of fact the question asks for (a number with the asked counter, a date, a
 // penalty, a definition …): a sentence that only repeats the question's
@@ -310,7 +349,7 @@ func idfWeights(terms []string, cands []*candidate) map[string]float64 {
 }
 
 // pick chooses the answer sentences.
-func (e *Extractive) pick(cands []*candidate, content []string, weights map[string]float64, qtype analysis.AnswerType) []*candidate {
+func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content []string, weights map[string]float64, qtype analysis.AnswerType) []*candidate {
 	procedure := qtype.Kind == analysis.KindProcedure
 	var best *candidate
 	for _, c := range cands {
@@ -386,6 +425,23 @@ func (e *Extractive) pick(cands []*candidate, content []string, weights map[stri
 		take(prev)
 	case gn >= 0:
 		take(next)
+	}
+
+	// A penalty question whose best sentence is the provision it asks
+	// about (a prohibition) is answered by the penalty provision that
+	// refers to that article (「第五十五条の規定に違反した者は、…罰金に処す
+	// る」), wherever it was retrieved.
+	if qtype.Kind == analysis.KindPenalty && !best.typed {
+		if c := referringPenalty(cands, best, results); c != nil && !isPicked[c] {
+			if !fits(c) && len(picked) > 1 {
+				drop := picked[len(picked)-1]
+				picked, used = picked[:len(picked)-1], used-drop.runes
+				delete(isPicked, drop)
+			}
+			if fits(c) {
+				take(c)
+			}
+		}
 	}
 
 	// A question about a procedure (「…の手順は？」「…する方法は？」) is

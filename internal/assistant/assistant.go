@@ -271,6 +271,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 				wide.K = a.opt.ProcedureLookahead * sopt.K
 			}
 			results, info, err = s.Search(ctx, effective, wide)
+			if err == nil && a.opt.ProcedureLookahead > 1 {
+				results = append(results, penaltyReferences(ctx, s, effective, results, *sopt)...)
+			}
 			// The audit log records the weight this search used (chosen
 			// per query unless the user set one).
 			sopt.BM25Weight = info.BM25Weight
@@ -456,6 +459,43 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 		weakest = min(weakest, pb)
 	}
 	return max(best, weakest)
+}
+
+// penaltyReferences finds, for a question about a penalty whose top results
+// state none, the penalty provisions that refer to the articles those
+// results are (their innermost heading article), for the generator to
+// quote next to the prohibition.
+func penaltyReferences(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
+	qt := analysis.QuestionType(query)
+	if qt.Kind != analysis.KindPenalty {
+		return nil
+	}
+	top := results[:min(len(results), opt.K)]
+	seen := map[string]bool{}
+	for _, r := range results {
+		seen[r.ChunkID] = true
+		if qt.Satisfied(analysis.Normalize(r.Text)) && len(seen) <= opt.K {
+			return nil // a penalty is already in the evidence
+		}
+	}
+	var out []retrieve.Result
+	for _, r := range top[:min(len(top), 2)] {
+		arts := analysis.Articles(r.Heading)
+		if len(arts) == 0 {
+			continue
+		}
+		refs, err := s.Referring(ctx, arts[len(arts)-1], qt, "違反 罰金 懲役 処する", opt)
+		if err != nil {
+			continue
+		}
+		for _, x := range refs {
+			if !seen[x.ChunkID] && x.File == r.File {
+				seen[x.ChunkID] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 // withCited returns shown plus the results beyond it that the answer cites,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
-	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/stats"
 	"github.com/shirube/shirube/internal/index"
@@ -63,7 +62,7 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 			return rep, err
 		}
 		t0 := time.Now()
-		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight})
+		res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true})
 		if err != nil {
 			return rep, err
 		}
@@ -191,7 +190,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			return RefusalReport{}, err
 		}
 		best := func(hidden map[int]bool) (float64, []retrieve.Result, error) {
-			opt := retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight}
+			opt := retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true}
 			if hidden != nil {
 				opt.Exclude = func(i int) bool { return hidden[i] }
 			}
@@ -312,12 +311,7 @@ func Scale(ctx context.Context, dir string, n, maxQueries int, tmp string) (Scal
 	if len(base) == 0 {
 		return ScaleReport{}, fmt.Errorf("%s has no documents", dir)
 	}
-	chunks := make([]chunk.Chunk, 0, n)
-	for i := 0; len(chunks) < n; i++ {
-		c := base[i%len(base)]
-		c.ID = fmt.Sprintf("%s#%d", c.ID, i/len(base))
-		chunks = append(chunks, c)
-	}
+	chunks := replicate(base, n)
 	rep := ScaleReport{Dataset: dir, Chunks: n, Machine: ThisMachine()}
 	t0 := time.Now()
 	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})

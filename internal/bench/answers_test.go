@@ -149,7 +149,10 @@ func TestLoggedQueriesAndZeroHits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := ZeroHits(ix, qs)
+	rep, err := ZeroHits(context.Background(), ix, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rep.Queries != 3 || rep.ZeroHit != 1 || rep.ZeroHitRate != 0.3333 || !slices.Equal(rep.Examples, []string{"xyzzy plugh"}) {
 		t.Errorf("ZeroHits = %+v", rep)
 	}

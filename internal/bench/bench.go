@@ -104,7 +104,7 @@ func LoadIndexedWith(ctx context.Context, dir string, opt index.MemoryOptions) (
 }
 
 // EvaluateIndex runs the queries of ds against an index built from it.
-func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix *index.Index, took time.Duration, opt BEIROptions) (BEIRReport, error) {
+func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, took time.Duration, opt BEIROptions) (BEIRReport, error) {
 	if opt.Mode == "" {
 		opt.Mode = "hybrid"
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/eval/ir"
-	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -38,7 +37,7 @@ type LegsReport struct {
 
 // Legs runs every evaluated query through each leg alone (top 100) and
 // compares them query by query.
-func Legs(ctx context.Context, ds *beir.Dataset, ix *index.Index, maxQueries int) (LegsReport, error) {
+func Legs(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, maxQueries int) (LegsReport, error) {
 	s := retrieve.New(ix)
 	qs := ds.EvalQueries()
 	if maxQueries > 0 && len(qs) > maxQueries {

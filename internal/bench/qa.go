@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/eval/metrics"
 	"github.com/shirube/shirube/internal/eval/stats"
@@ -342,23 +343,19 @@ func (g gold) hit(file, heading, text string) bool {
 	return true
 }
 
-var articleRe = regexp.MustCompile(`第[一二三四五六七八九十百千〇0-9]+条(?:の[一二三四五六七八九十0-9]+)*`)
-
 // articleOf reduces an article reference such as 第八十八条第四項 to the
 // article itself (第八十八条).
-func articleOf(ref string) string { return articleRe.FindString(ref) }
+func articleOf(ref string) string {
+	if as := analysis.Articles(ref); len(as) > 0 {
+		return as[0]
+	}
+	return ""
+}
 
 // headingNamesArticle reports whether a heading path names article a as a
-// whole word: 第八条 matches 「第八条」 and 「第八条（目的）」, not 「第八条の二」
-// or 「第十八条」.
-func headingNamesArticle(heading, a string) bool {
-	for _, m := range articleRe.FindAllString(heading, -1) {
-		if m == a {
-			return true
-		}
-	}
-	return false
-}
+// whole reference: 第八条 matches 「第八条」 and 「第八条（目的）」, not
+// 「第八条の二」 or 「第十八条」.
+func headingNamesArticle(heading, a string) bool { return analysis.Refers(heading, a) }
 
 // NormalizeQA is qa-ja-docs' comparison form: NFKC, then every white-space
 // character removed.

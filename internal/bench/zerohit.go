@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/shirube/shirube/internal/auditlog"
-	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
 )
 
 // ZeroHitReport is the share of an index's real questions that its BM25 leg
@@ -38,12 +38,16 @@ func LoggedQueries(ctx context.Context, dir string) (queries []string, skipped i
 	return queries, skipped, err
 }
 
-// ZeroHits runs queries through the BM25 leg of ix and counts those that
-// match no chunk.
-func ZeroHits(ix *index.Index, queries []string) ZeroHitReport {
+// ZeroHits runs queries through the BM25 leg of ix (either store) and
+// counts those that match no chunk.
+func ZeroHits(ctx context.Context, ix retrieve.Store, queries []string) (ZeroHitReport, error) {
 	rep := ZeroHitReport{Queries: len(queries)}
 	for _, q := range queries {
-		if ix.ZeroHit(q) {
+		hs, _, err := ix.LexicalHits(ctx, ix.Terms(q), 1)
+		if err != nil {
+			return rep, err
+		}
+		if len(hs) == 0 {
 			rep.ZeroHit++
 			if len(rep.Examples) < 5 {
 				rep.Examples = append(rep.Examples, q)
@@ -53,5 +57,5 @@ func ZeroHits(ix *index.Index, queries []string) ZeroHitReport {
 	if rep.Queries > 0 {
 		rep.ZeroHitRate = round(float64(rep.ZeroHit) / float64(rep.Queries))
 	}
-	return rep
+	return rep, nil
 }

@@ -183,6 +183,43 @@ func TestPage(t *testing.T) {
 	}
 }
 
+// TestHeadingOnly: a page that is only headings gives a chunk of each
+// innermost heading's lines, so a document that is only a title can be
+// found; a page with text is split as before.
+func TestHeadingOnly(t *testing.T) {
+	tests := []struct {
+		md   string
+		want []Piece
+	}{
+		{"# 障害対応手順書\n", []Piece{{Heading: "障害対応手順書", Text: "# 障害対応手順書"}}},
+		{"\n\n## 連絡先 ##\n\n", []Piece{{Heading: "連絡先", Text: "## 連絡先"}}},
+		{"# A\n## B\n", []Piece{{Heading: "A > B", Text: "# A\n## B"}}},
+		{"# A\n# B\n", []Piece{{Heading: "A", Text: "# A"}, {Heading: "B", Text: "# B"}}},
+		{"# A\n## B\nb", []Piece{{Heading: "A > B", Text: "# A\n## B\nb", Body: "b"}}},
+		{"# 空\n# B\nb", []Piece{{Heading: "B", Text: "# B\nb", Body: "b"}}}, // a page with text keeps only text pieces
+		{"#\n", nil},
+	}
+	for _, tt := range tests {
+		got, err := Split(tt.md, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("Split(%q) = %+v, want %+v", tt.md, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("Split(%q)[%d] = %+v, want %+v", tt.md, i, got[i], tt.want[i])
+			}
+		}
+	}
+	chunks, err := Page("database/title/page_001.md", "title.md", 1, "2024-12-29T13:00:00", "# 障害対応手順書\n", Options{})
+	if err != nil || len(chunks) != 1 || chunks[0].Text != "# 障害対応手順書" || chunks[0].ID != "database/title/page_001.md_0" {
+		t.Errorf("Page of a title-only document = %+v, %v; want one chunk with the title", chunks, err)
+	}
+}
+
 // TestGolden splits testdata/*.md with small windows and compares the JSON
 // of the chunks with testdata/*.golden. Run with -update to rewrite.
 func TestGolden(t *testing.T) {
@@ -236,7 +273,10 @@ func FuzzSplit(f *testing.F) {
 			t.Fatalf("Split(%+v): %v", opt, err)
 		}
 		for _, p := range pieces {
-			if n := utf8.RuneCountInString(p.Body); n == 0 || n > size {
+			if p.Body == "" && (p.Heading == "" || !strings.HasPrefix(p.Text, "#")) {
+				t.Fatalf("empty piece %+v that is not a heading", p)
+			}
+			if n := utf8.RuneCountInString(p.Body); n == 0 && p.Heading == "" || n > size {
 				t.Fatalf("body of %d runes, size %d", n, size)
 			}
 			if !strings.HasSuffix(p.Text, p.Body) || !utf8.ValidString(p.Text) {

@@ -58,13 +58,16 @@ type Piece struct {
 //     legal text, where document.StructureLegal puts each article (条)
 //     below its 編・章・節・款 headings, so every article is its own
 //     section and no chunk straddles two articles.
-//  2. Each section's body (whitespace-trimmed; empty bodies give no pieces)
-//     is cut into windows of at most Size runes; each window after the first
+//  2. Each section's body (whitespace-trimmed) is cut into windows of at most Size runes; each window after the first
 //     starts Overlap runes before the previous one ended. A window ends at
 //     the last sentence end (。！？!?． or "." before a space) or newline in
 //     its final 20 % when there is one, else exactly at Size runes.
 //  3. Every piece's text is its heading lines, the path of enclosing
 //     headings, followed by the window.
+//  4. Empty bodies give no pieces. A page whose sections are all empty but
+//     that has headings (a document that is only a title) gives one piece
+//     per innermost heading, its heading lines with an empty Body, so it
+//     can still be found.
 //
 // Invalid UTF-8 is replaced by U+FFFD and line endings are normalized to
 // "\n". Split returns an error only for invalid options.
@@ -74,14 +77,42 @@ func Split(markdown string, opt Options) ([]Piece, error) {
 		return nil, err
 	}
 	var pieces []Piece
-	for _, s := range sections(markdown) {
+	secs := sections(markdown)
+	for _, s := range secs {
 		body := []rune(s.body)
 		for _, w := range windows(body, o.Size, o.Overlap) {
 			b := string(body[w[0]:w[1]])
 			pieces = append(pieces, Piece{Heading: s.heading, Text: s.prefix + b, Body: b})
 		}
 	}
+	if len(pieces) == 0 {
+		pieces = headingPieces(secs)
+	}
 	return pieces, nil
+}
+
+// headingPieces is the fallback for a page with headings and no text (a
+// document that is only a title): one piece per heading without
+// sub-headings, holding its heading lines, so the page can still be found.
+func headingPieces(secs []section) []Piece {
+	var out []Piece
+	for i, s := range secs {
+		if s.heading != "" && !hasSubsection(secs, i) {
+			out = append(out, Piece{Heading: s.heading, Text: strings.TrimSuffix(s.prefix, "\n")})
+		}
+	}
+	return out
+}
+
+// hasSubsection reports whether secs[i+1] is nested under secs[i] (a
+// deeper heading), so that secs[i]'s heading reaches the index through it.
+func hasSubsection(secs []section, i int) bool {
+	if i+1 >= len(secs) {
+		return false
+	}
+	lv, _, _ := atxHeading(secs[i].line)
+	next, _, _ := atxHeading(secs[i+1].line)
+	return next > lv
 }
 
 // Page splits one page and attaches the metadata of seed 002 §3.3. Chunk

@@ -4,7 +4,7 @@
 //	command-line flags > environment > .env file > defaults
 //
 // The defaults are the constants of seed 002 §8.6 (chunk 500/50, k 4,
-// BM25 weight 0.6, evidence threshold 0.5, 5 exchanges of history,
+// BM25 weight 0.6, evidence threshold 0.42 (calibrated), 5 exchanges of history,
 // gpt-4o-mini, text-embedding-3-small, ./data, ./logs).
 //
 // Flags are applied by the command layer after Load: it overwrites the
@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ const (
 	DefaultChunkOverlap      = 50
 	DefaultK                 = 4
 	DefaultBM25Weight        = 0.6
-	DefaultEvidenceThreshold = 0.5
+	DefaultEvidenceThreshold = 0.42 // guard.DefaultEvidenceThreshold, calibrated
 	// DefaultClaimCoverage is the share of a claim's content words its
 	// evidence must contain (answer.DefaultClaimCoverage).
 	DefaultClaimCoverage = 0.6
@@ -48,6 +49,7 @@ const (
 	DefaultAnthropicModel = "sonnet"
 	DefaultEmbeddingModel = "text-embedding-3-small"
 	DefaultMaxFileSize    = 100 << 20
+	DefaultMaxTextSize    = 8 << 20 // document.DefaultMaxTextBytes
 	DefaultFusion         = "minmax"
 	DefaultEmbedder       = "local"
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
@@ -86,6 +88,7 @@ type Config struct {
 	KeepUnverified bool
 	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
+	MaxTextSize    int64 // bytes of extracted text per file; larger ones are skipped; -1 no limit (SHIRUBE_MAX_TEXT_SIZE, 0 or less: no limit)
 	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
@@ -101,12 +104,28 @@ type Config struct {
 	AnthropicKey  string // ANTHROPIC_API_KEY
 	AnthropicBase string // ANTHROPIC_BASE_URL
 	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
+
+	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
+	// (postgres://user@host/db?sslmode=…) for the database store
+	// (SHIRUBE_STORE). It holds a password: print it with MaskDSN only.
+	Store string
+	// Audit is where the audit log goes: jsonl (LogsDir, default),
+	// postgres (the store's audit_log table) or both (SHIRUBE_AUDIT).
+	Audit string
+	// Workers is how many documents `shirube index --store` ingests at once
+	// in this process (SHIRUBE_WORKERS, default 1).
+	Workers int
 	// LLMTimeout bounds each whole LLM call — answer, verification
 	// re-check, follow-up rewrite, planner, judge, question generation —
 	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
 	// --llm-timeout; a Go duration such as 90s or a number of seconds).
 	LLMTimeout time.Duration
 	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+
+	// DataAllow lists further folders `serve` may rebuild its index from
+	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
+	// other folder is ever read on a client's request.
+	DataAllow []string
 }
 
 // Default returns the built-in defaults.
@@ -126,8 +145,11 @@ func Default() Config {
 		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,
 		MaxFileSize:       DefaultMaxFileSize,
+		MaxTextSize:       DefaultMaxTextSize,
 		Embedder:          DefaultEmbedder,
 		EmbeddingModel:    DefaultEmbeddingModel,
+		Audit:             "jsonl",
+		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
 	}
 }
@@ -184,6 +206,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 		}
 	}
 	str("SHIRUBE_DATA", &c.DataDir)
+	if v, ok := lookup("SHIRUBE_DATA_ALLOW"); ok && strings.TrimSpace(v) != "" {
+		c.DataAllow = filepath.SplitList(strings.TrimSpace(v))
+	}
 	str("SHIRUBE_DATABASE", &c.DatabaseDir)
 	str("SHIRUBE_INDEX", &c.IndexDir)
 	str("SHIRUBE_LOGS", &c.LogsDir)
@@ -213,6 +238,17 @@ func Load(env Source, dotenvPath string) (Config, error) {
 			c.MaxFileSize = n
 		}
 	}
+	if v, ok := lookup("SHIRUBE_MAX_TEXT_SIZE"); ok {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_TEXT_SIZE=%q is not a whole number of bytes (default %d; 0 or less: no limit)", v, DefaultMaxTextSize))
+		} else {
+			c.MaxTextSize = n
+			if n <= 0 {
+				c.MaxTextSize = -1 // no limit, as the extractor spells it
+			}
+		}
+	}
 	str("SHIRUBE_PROFILE", &c.Profile)
 	str("SHIRUBE_EMBEDDER", &c.Embedder)
 	str("SHIRUBE_EMBEDDING_MODEL", &c.EmbeddingModel)
@@ -228,6 +264,9 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
 	str("SHIRUBE_PRICES", &c.Prices)
 	str("SHIRUBE_TOKEN", &c.Token)
+	str("SHIRUBE_STORE", &c.Store)
+	str("SHIRUBE_AUDIT", &c.Audit)
+	num("SHIRUBE_WORKERS", &c.Workers)
 	if v, ok := lookup("SHIRUBE_LLM_TIMEOUT"); ok {
 		d, err := ParseTimeout(v)
 		if err != nil {
@@ -315,6 +354,20 @@ func (c Config) Validate() error {
 	case "", "fast", "balanced", "deep":
 	default:
 		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
+	}
+	switch c.Audit {
+	case "jsonl", "postgres", "both":
+		if c.Audit != "jsonl" && c.Store == "" {
+			errs = append(errs, fmt.Errorf("audit %q needs a PostgreSQL store: set --store or SHIRUBE_STORE", c.Audit))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("audit %q must be jsonl, postgres or both", c.Audit))
+	}
+	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
+		errs = append(errs, fmt.Errorf("store %s must be a PostgreSQL DSN (postgres://user@host/db?sslmode=disable), or empty for the embedded index", MaskDSN(c.Store)))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))
@@ -440,6 +493,7 @@ func MaskURL(s string) string {
 func (c Config) Lines() []string {
 	kv := map[string]string{
 		"SHIRUBE_DATA":               c.DataDir,
+		"SHIRUBE_DATA_ALLOW":         strings.Join(c.DataAllow, string(filepath.ListSeparator)),
 		"SHIRUBE_DATABASE":           c.DatabaseDir,
 		"SHIRUBE_INDEX":              c.IndexDir,
 		"SHIRUBE_LOGS":               c.LogsDir,
@@ -455,6 +509,7 @@ func (c Config) Lines() []string {
 		"SHIRUBE_VERIFY":             c.Verify,
 		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
 		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
+		"SHIRUBE_MAX_TEXT_SIZE":      strconv.FormatInt(c.MaxTextSize, 10),
 		"SHIRUBE_EMBEDDER":           c.Embedder,
 		"SHIRUBE_PROFILE":            c.Profile,
 		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,
@@ -468,6 +523,9 @@ func (c Config) Lines() []string {
 		"SHIRUBE_LLM_TIMEOUT":        c.LLMTimeout.String(),
 		"SHIRUBE_PRICES":             c.Prices,
 		"SHIRUBE_TOKEN":              Mask(c.Token),
+		"SHIRUBE_STORE":              MaskDSN(c.Store),
+		"SHIRUBE_AUDIT":              c.Audit,
+		"SHIRUBE_WORKERS":            strconv.Itoa(c.Workers),
 	}
 	out := make([]string, 0, len(kv))
 	for k, v := range kv {
@@ -475,4 +533,34 @@ func (c Config) Lines() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// MaskDSN hides the password of a database connection string (URL form
+// postgres://user:secret@host/db or key=value form password=secret), so a
+// DSN can be printed in messages, `shirube config` and logs.
+func MaskDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Host != "" {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "****")
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "****")
+			u.RawQuery = q.Encode()
+		}
+		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+	}
+	if strings.Contains(dsn, "://") {
+		return "****" // unparsable URL: show nothing of it
+	}
+	fields := strings.Fields(dsn)
+	for i, f := range fields {
+		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
+			fields[i] = k + "=****"
+		}
+	}
+	return strings.Join(fields, " ")
 }

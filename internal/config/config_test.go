@@ -28,7 +28,7 @@ func TestLoadPrecedence(t *testing.T) {
 		expect string
 	}{
 		{"defaults", nil, "", func(c Config) bool {
-			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.5 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data"
+			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.42 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data" && c.MaxTextSize == 8<<20
 		}, "seed 002 §8.6 defaults"},
 		{"dotenv with BOM", nil, dotenv, func(c Config) bool {
 			return c.K == 7 && c.BM25Weight == 0.3 && c.BM25WeightSet && c.OpenAIKey == "sk-file-123456789"
@@ -36,6 +36,8 @@ func TestLoadPrecedence(t *testing.T) {
 		{"weight set in the environment", map[string]string{"SHIRUBE_BM25_WEIGHT": "0.6"}, "", func(c Config) bool { return c.BM25Weight == 0.6 && c.BM25WeightSet }, "0.6, marked as set"},
 		{"env beats dotenv", map[string]string{"SHIRUBE_K": "9"}, dotenv, func(c Config) bool { return c.K == 9 && c.BM25Weight == 0.3 }, "environment wins"},
 		{"claim verification settings", map[string]string{"SHIRUBE_CLAIM_COVERAGE": "0.8", "SHIRUBE_KEEP_UNVERIFIED": "1"}, "", func(c Config) bool { return c.ClaimCoverage == 0.8 && c.KeepUnverified }, "coverage 0.8, keep unverified"},
+		{"text cap", map[string]string{"SHIRUBE_MAX_TEXT_SIZE": "1048576"}, "", func(c Config) bool { return c.MaxTextSize == 1<<20 }, "1 MiB"},
+		{"text cap off", map[string]string{"SHIRUBE_MAX_TEXT_SIZE": "0"}, "", func(c Config) bool { return c.MaxTextSize == -1 }, "-1 (no limit)"},
 		{"missing dotenv is fine", nil, filepath.Join(dir, "nope.env"), func(c Config) bool { return c.K == 4 }, "defaults"},
 	}
 	for _, tt := range tests {
@@ -63,6 +65,7 @@ func TestLoadErrors(t *testing.T) {
 		{map[string]string{"SHIRUBE_KEEP_UNVERIFIED": "maybe"}, "SHIRUBE_KEEP_UNVERIFIED"},
 		{map[string]string{"SHIRUBE_CLAIM_COVERAGE": "0"}, "claim coverage"},
 		{map[string]string{"SHIRUBE_VERIFY": "judge"}, "llm or lexical"},
+		{map[string]string{"SHIRUBE_MAX_TEXT_SIZE": "8MB"}, "SHIRUBE_MAX_TEXT_SIZE"},
 	}
 	for _, tt := range tests {
 		_, err := Load(envOf(tt.env), "")
@@ -154,6 +157,25 @@ func TestLLMTimeout(t *testing.T) {
 		_, err := Load(func(k string) (string, bool) { x, ok := env[k]; return x, ok }, "")
 		if err == nil || !strings.Contains(err.Error(), "SHIRUBE_LLM_TIMEOUT") {
 			t.Errorf("SHIRUBE_LLM_TIMEOUT=%q accepted: %v", v, err)
+		}
+	}
+}
+
+func TestMaskDSN(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"postgres://shirube@db.internal/shirube?sslmode=require", "postgres://shirube@db.internal/shirube?sslmode=require"},
+		{"postgres://shirube:s3cret@db:5432/shirube?sslmode=disable", "postgres://shirube:****@db:5432/shirube?sslmode=disable"},
+		{"postgres://u@h/db?password=s3cret", "postgres://u@h/db?password=****"},
+		{"host=db user=u password=s3cret dbname=x", "host=db user=u password=**** dbname=x"},
+		{"postgres://u:s3cret@[bad", "****"},
+	} {
+		got := MaskDSN(tc.in)
+		if got != tc.want {
+			t.Errorf("MaskDSN(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.Contains(got, "s3cret") {
+			t.Errorf("MaskDSN(%q) leaks the password", tc.in)
 		}
 	}
 }

@@ -150,8 +150,8 @@ func ReadFile(path string) (header []string, rows [][]string, warn string, err e
 // formula ("CSV injection"); it is the one escaping rule of this package.
 //
 //   - '=' always starts a formula;
-//   - a TAB or CR at the start is escaped too (OWASP: some spreadsheets drop
-//     it and evaluate what follows);
+//   - a TAB, CR or LF at the start is escaped too (OWASP: spreadsheets may
+//     skip it and evaluate what follows, "\t=2+2");
 //   - '+', '-' and '@' start a formula when formula-like text follows them
 //     at once: "-2+3", "+A1", "@SUM(A1)", "-cmd|' /C calc'!A0". Ordinary
 //     text is left alone: list items ("- item", "-" alone, "+ note", "@ 10
@@ -163,7 +163,7 @@ func IsFormula(s string) bool {
 		return false
 	}
 	switch s[0] {
-	case '=', '\t', '\r':
+	case '=', '\t', '\r', '\n':
 		return true
 	case '+', '-', '@':
 		rest := s[1:]

@@ -188,6 +188,38 @@ func TestEscapeCell(t *testing.T) {
 	}
 }
 
+// TestEscapeCellLeadingControl: a tab or line break before a formula does
+// not hide it from the escaping (spreadsheets skip the whitespace), in a
+// cell and in a written file, and the escaping still round-trips.
+func TestEscapeCellLeadingControl(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"\t=2+2", "'\t=2+2"}, {"\r=2+2", "'\r=2+2"}, {"\n@SUM(A1)", "'\n@SUM(A1)"},
+		{"\t", "'\t"}, {"'\t=1", "''\t=1"}, {"a\t=1", "a\t=1"},
+	}
+	for _, tt := range tests {
+		if got := EscapeCell(tt.in); got != tt.want {
+			t.Errorf("EscapeCell(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got := UnescapeCell(EscapeCell(tt.in)); got != tt.in {
+			t.Errorf("UnescapeCell(EscapeCell(%q)) = %q", tt.in, got)
+		}
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Write([]string{"Question", "RAG Answer"})
+	w.Write([]string{"\t=2+2", "\r=HYPERLINK(\"http://x\")"})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if want := BOM + "Question,RAG Answer\n'\t=2+2,\"'\r=HYPERLINK(\"\"http://x\"\")\"\n"; buf.String() != want {
+		t.Errorf("written %q, want %q", buf.String(), want)
+	}
+	_, rows, _, err := ReadAll(&buf)
+	if err != nil || rows[0][0] != "\t=2+2" || rows[0][1] != "\r=HYPERLINK(\"http://x\")" {
+		t.Errorf("read back %q %v", rows, err)
+	}
+}
+
 func TestMatchColumn(t *testing.T) {
 	header := []string{"\uFEFFQuestion_Num", "Ground-Truth", "rag answer", "Ｑｕｅｓｔｉｏｎ"}
 	tests := []struct {

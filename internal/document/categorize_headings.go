@@ -56,7 +56,11 @@ func (st *headingState) heading(raw string) (string, bool) {
 	if line == "" || leaderDots.MatchString(line) || pageCounter.MatchString(line) || pageNumber.MatchString(line) {
 		return "", false
 	}
-	if m := markdownHeading.FindStringSubmatch(line); m != nil {
+	if m := markdownHeading.FindStringSubmatch(strings.TrimSpace(raw)); m != nil && headingLevel(strings.Trim(m[1], "*_ ")) > 0 {
+		// The PDF layout step marks numbered section lines of every level;
+		// as for an unmarked line, the number decides if one is top-level.
+		line = strings.TrimSpace(norm.NFKC.String(m[1]))
+	} else if m := markdownHeading.FindStringSubmatch(line); m != nil {
 		return plausibleTitle(strings.Trim(m[1], "*_ "))
 	}
 	if utf8.RuneCountInString(line) > maxHeadingRunes || endsSentence(line) {

@@ -16,7 +16,8 @@ import (
 // document folder, as WriteDatabase does. Page files of this document that
 // are not part of the new layout (an earlier categorisation or a longer
 // earlier version) are removed, and category folders left empty with them.
-func WriteCategorized(ctx context.Context, dbDir string, f File, doc Document, categories []string) ([]string, error) {
+// Pages are written through w (nil: DiskWriter).
+func WriteCategorized(ctx context.Context, dbDir string, f File, doc Document, categories []string, w FileWriter) ([]string, error) {
 	if len(categories) != len(doc.Pages) {
 		return nil, fmt.Errorf("writing page database for %s: %d categories for %d pages", f.Rel, len(categories), len(doc.Pages))
 	}
@@ -47,7 +48,7 @@ func WriteCategorized(ctx context.Context, dbDir string, f File, doc Document, c
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		if err := writeIfChanged(filepath.Join(dir, rel), []byte(text)); err != nil {
+		if err := orDisk(w).WriteFile(filepath.Join(dir, rel), []byte(text)); err != nil {
 			return nil, fmt.Errorf("writing page %d of %s: %w", n, f.Rel, err)
 		}
 		ids = append(ids, CategorizedPageFile(dbDir, f, cat, n))

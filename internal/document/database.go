@@ -54,14 +54,37 @@ func diskDir(dbDir string, f File) string {
 	return filepath.Join(dbDir, filepath.FromSlash(path.Dir(f.Rel)), stemOf(f))
 }
 
-// WriteDatabase writes each page of doc to its page file under dbDir and
-// returns the page identities (see PageFile) in page order.
+// A FileWriter writes one whole file of the page database. Every page
+// file goes through one, so that tests can inject faults such as a full
+// disk; nil means DiskWriter.
+type FileWriter interface {
+	WriteFile(name string, data []byte) error
+}
+
+// DiskWriter is the real FileWriter: it replaces name atomically (temporary
+// file + rename) unless it already holds exactly data. Any error — a full
+// disk included — leaves the old file in place.
+type DiskWriter struct{}
+
+// WriteFile implements FileWriter.
+func (DiskWriter) WriteFile(name string, data []byte) error { return writeIfChanged(name, data) }
+
+func orDisk(w FileWriter) FileWriter {
+	if w == nil {
+		return DiskWriter{}
+	}
+	return w
+}
+
+// WriteDatabase writes each page of doc to its page file under dbDir
+// through w (nil: DiskWriter) and returns the page identities (see
+// PageFile) in page order.
 //
 // A page file holds the page's Markdown, ending with a newline unless it is
 // empty. Files are replaced atomically (temporary file + rename) and are not
 // rewritten when their content is unchanged. Page files left from an earlier,
 // longer version of the document are removed.
-func WriteDatabase(ctx context.Context, dbDir string, f File, doc Document) ([]string, error) {
+func WriteDatabase(ctx context.Context, dbDir string, f File, doc Document, w FileWriter) ([]string, error) {
 	if f.Rel == "" || path.IsAbs(f.Rel) || strings.HasPrefix(path.Clean(f.Rel), "../") {
 		return nil, fmt.Errorf("writing page database: source path %q must be relative to the data folder", f.Rel)
 	}
@@ -88,7 +111,7 @@ func WriteDatabase(ctx context.Context, dbDir string, f File, doc Document) ([]s
 		if text != "" && !strings.HasSuffix(text, "\n") {
 			text += "\n"
 		}
-		if err := writeIfChanged(filepath.Join(dir, name), []byte(text)); err != nil {
+		if err := orDisk(w).WriteFile(filepath.Join(dir, name), []byte(text)); err != nil {
 			return nil, fmt.Errorf("writing page %d of %s: %w", n, f.Rel, err)
 		}
 		ids = append(ids, PageFile(dbDir, f, n))

@@ -56,13 +56,13 @@ func TestWriteDatabase(t *testing.T) {
 	nested := File{Rel: "manuals/vpn/extra.md", Stem: "extra"} // a data folder named like the stem
 
 	doc := Document{Pages: []Page{{1, "一ページ目"}, {2, ""}, {3, "三ページ目\n"}}}
-	ids, err := WriteDatabase(ctx, db, f, doc)
+	ids, err := WriteDatabase(ctx, db, f, doc, nil)
 	must(t, err)
 	want := []string{"database/manuals/vpn/page_001.md", "database/manuals/vpn/page_002.md", "database/manuals/vpn/page_003.md"}
 	if !reflect.DeepEqual(ids, want) {
 		t.Errorf("ids = %q, want %q", ids, want)
 	}
-	_, err = WriteDatabase(ctx, db, nested, Document{Pages: []Page{{1, "x"}}})
+	_, err = WriteDatabase(ctx, db, nested, Document{Pages: []Page{{1, "x"}}}, nil)
 	must(t, err)
 	for name, body := range map[string]string{"page_001.md": "一ページ目\n", "page_002.md": "", "page_003.md": "三ページ目\n"} {
 		got, err := os.ReadFile(filepath.Join(db, "manuals", "vpn", name))
@@ -79,7 +79,7 @@ func TestWriteDatabase(t *testing.T) {
 
 	// A shorter new version drops the stale page 3 but not the nested folder.
 	must(t, os.WriteFile(filepath.Join(db, "manuals", "vpn", "notes.txt"), []byte("keep"), 0o644))
-	ids, err = WriteDatabase(ctx, db, f, Document{Pages: []Page{{1, "一ページ目"}, {2, "改訂"}}})
+	ids, err = WriteDatabase(ctx, db, f, Document{Pages: []Page{{1, "一ページ目"}, {2, "改訂"}}}, nil)
 	must(t, err)
 	if len(ids) != 2 {
 		t.Errorf("ids = %q", ids)
@@ -121,7 +121,7 @@ func TestWriteDatabaseErrors(t *testing.T) {
 		{File{Rel: "/abs.md", Stem: "abs"}, Document{Pages: []Page{{1, "x"}}}},
 		{File{Rel: "a.md", Stem: "a"}, Document{}},
 	} {
-		if _, err := WriteDatabase(ctx, db, tt.f, tt.doc); err == nil {
+		if _, err := WriteDatabase(ctx, db, tt.f, tt.doc, nil); err == nil {
 			t.Errorf("WriteDatabase(%q, %d pages): want error", tt.f.Rel, len(tt.doc.Pages))
 		}
 	}

@@ -13,7 +13,13 @@
 // Citations, the audit log and the reference metrics all use that path.
 package document
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Kind is the format a source file was read as.
 type Kind string
@@ -47,4 +53,22 @@ type Document struct {
 type Skip struct {
 	Path   string // as given to the walker (relative to the data folder when possible)
 	Reason string // one line, says what went wrong and how to fix it when possible
+}
+
+// String is the skip as one report line, "path: reason". The path is
+// quoted when it holds a control character (see QuotePath) and line breaks
+// in the reason become spaces, so a file named "a\nb.md: …" cannot forge
+// lines in the report.
+func (s Skip) String() string {
+	return QuotePath(s.Path) + ": " + strings.Join(strings.Fields(s.Reason), " ")
+}
+
+// QuotePath returns p unchanged, or Go-quoted ("a\nb.md") when it holds a
+// control character (a newline, a tab, an escape sequence) or invalid
+// UTF-8, so that a file name always stays on one line of a report.
+func QuotePath(p string) string {
+	if !utf8.ValidString(p) || strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }

@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-
-	"github.com/ledongthuc/pdf"
 )
 
 // pdfInstallHint is the fix for a missing pdftotext.
@@ -38,10 +36,10 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	var texts []string
 	var err error
 	if e.pdfTool != "" {
-		texts, err = runPDFToText(ctx, e.pdfTool, path)
+		texts, err = runPDFToText(ctx, e.pdfTool, path, e.maxText())
 	} else {
 		e.warn(pdfInstallHint)
-		texts, err = goPDFText(ctx, data)
+		texts, err = goPDFText(ctx, data, e.maxText())
 	}
 	if err != nil {
 		return nil, nil, err
@@ -61,6 +59,8 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 		case isBlankMarker(t):
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""
+		default:
+			t = layoutPDFPage(t)
 		}
 		pages[i] = Page{Number: n, Text: t}
 	}
@@ -69,15 +69,21 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 
 // runPDFToText runs pdftotext -raw -enc UTF-8 on path and splits its output
 // into pages. pdftotext ends every page, including the last, with a form
-// feed, so N pages give N form feeds.
-func runPDFToText(ctx context.Context, tool, path string) ([]string, error) {
+// feed, so N pages give N form feeds. Output past maxText bytes (<= 0: no
+// limit) stops pdftotext and is ErrTextTooLarge, so a small file that
+// expands to gigabytes of text never sits in memory.
+func runPDFToText(ctx context.Context, tool, path string, maxText int64) ([]string, error) {
 	cmd := exec.CommandContext(ctx, tool, "-raw", "-enc", "UTF-8", path, "-")
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
+	capped := &cappedWriter{max: maxText, buf: &stdout}
+	cmd.Stdout = capped
 	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil || capped.over {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("pdftotext: %w", ctx.Err())
+		}
+		if capped.over {
+			return nil, textTooLarge(maxText)
 		}
 		return nil, pdfToolError(err, stderr.String())
 	}
@@ -113,43 +119,6 @@ func pdfToolError(err error, stderr string) error {
 		detail = err.Error()
 	}
 	return fmt.Errorf("pdftotext failed: %s — check the file and your poppler-utils install", detail)
-}
-
-// goPDFText reads page texts with the pure-Go parser. That library can
-// panic on malformed input; a panic becomes an ErrPDFCorrupt error.
-func goPDFText(ctx context.Context, data []byte) (texts []string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			texts, err = nil, fmt.Errorf("%w (parser failed: %v) — re-export the file, or install poppler-utils for a more tolerant reader", ErrPDFCorrupt, r)
-		}
-	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
-			// Many public PDFs are encrypted only to restrict editing;
-			// pdftotext reads those, the Go parser does not.
-			return nil, fmt.Errorf("%w, or uses encryption the built-in reader cannot open (%v) — install poppler-utils poppler-data, or remove the password with qpdf --decrypt in.pdf out.pdf", ErrPDFEncrypted, err)
-		}
-		return nil, fmt.Errorf("%w (%v) — re-export or repair the file", ErrPDFCorrupt, err)
-	}
-	n := r.NumPage()
-	texts = make([]string, 0, n)
-	for i := 1; i <= n; i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p := r.Page(i)
-		if p.V.IsNull() {
-			texts = append(texts, "")
-			continue
-		}
-		t, err := p.GetPlainText(nil)
-		if err != nil {
-			t = "" // reported as a page without a text layer
-		}
-		texts = append(texts, t)
-	}
-	return texts, nil
 }
 
 // blankMarker matches the lines publishers print on deliberately empty

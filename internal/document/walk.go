@@ -82,9 +82,12 @@ func KindOf(name string) (Kind, bool) {
 // sorted by Rel.
 //
 // Hidden entries (names starting with ".") and unsupported extensions are
-// ignored silently. Symbolic links to files and folders are followed; a link
-// that leads back into a folder already on the walk becomes a Skip instead of
-// looping. Per-file problems — empty files, files over opt.MaxFileSize,
+// ignored silently. Symbolic links to files and folders inside the data
+// folder are followed; a link that leads back into a folder already on the
+// walk becomes a Skip instead of looping, and so does a link that leads out
+// of the data folder (it could expose any file the process can read). The
+// opt.Exclude folders (the page database, the index) are never entered,
+// whether reached directly or through a link. Per-file problems — empty files, files over opt.MaxFileSize,
 // permission errors, broken links, files that vanish during the walk — become
 // Skips and the walk continues.
 //
@@ -107,8 +110,10 @@ type walker struct {
 // walkState is the mutable state of one walk.
 type walkState struct {
 	root     string
+	realRoot string // root with symbolic links resolved
 	maxSize  int64
-	exclude  []string
+	exclude  []string          // Exclude, absolute
+	realExcl []string          // Exclude with symbolic links resolved (existing ones)
 	visited  map[fileID]string // folder identity -> Rel of its first visit
 	files    []File
 	skips    []Skip
@@ -137,6 +142,14 @@ func (w walker) walk(ctx context.Context, dataDir string) ([]File, []Skip, error
 		if abs, err := filepath.Abs(ex); err == nil {
 			st.exclude = append(st.exclude, abs)
 		}
+		if real, err := filepath.EvalSymlinks(ex); err == nil {
+			if abs, err := filepath.Abs(real); err == nil {
+				st.realExcl = append(st.realExcl, abs)
+			}
+		}
+	}
+	if real, err := filepath.EvalSymlinks(dataDir); err == nil {
+		st.realRoot, _ = filepath.Abs(real)
 	}
 	st.visited[idOf(info)] = "."
 	if _, err := os.ReadDir(dataDir); err != nil {
@@ -201,6 +214,17 @@ func (w walker) dir(ctx context.Context, st *walkState, disk, rel string) error 
 			st.skips = append(st.skips, Skip{Path: childRel, Reason: statReason(e, err)})
 			continue
 		}
+		if e.Type()&fs.ModeSymlink != 0 && (supported || info.IsDir()) {
+			if reason := w.linkReason(st, childDisk); reason != "" {
+				if info.IsDir() {
+					childRel += "/"
+				} else {
+					st.nSupport++
+				}
+				st.skips = append(st.skips, Skip{Path: childRel, Reason: reason})
+				continue
+			}
+		}
 		if info.IsDir() {
 			if w.excluded(st, childDisk) {
 				continue
@@ -245,6 +269,36 @@ func (w walker) excluded(st *walkState, disk string) bool {
 		return false
 	}
 	return slices.Contains(st.exclude, abs)
+}
+
+// linkReason returns why the symbolic link at disk must not be followed,
+// or "": its target is outside the data folder, or inside the page
+// database or the index (which would add a copy of every page on every
+// run).
+func (w walker) linkReason(st *walkState, disk string) string {
+	real, err := filepath.EvalSymlinks(disk)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return readReason("link", err)
+	}
+	for _, ex := range st.realExcl {
+		if within(ex, real) {
+			return "symlink into the page database or index folder — never indexed (it would add a copy of every page); remove the link"
+		}
+	}
+	if st.realRoot != "" && !within(st.realRoot, real) {
+		return "symlink leads outside the data folder — not followed; copy or move the files into the data folder instead"
+	}
+	return ""
+}
+
+// within reports whether p is dir or below it; both are absolute and
+// clean.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && (rel == "." || filepath.IsLocal(rel))
 }
 
 // checkFile returns why a regular supported file cannot be ingested, or "".

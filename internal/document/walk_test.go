@@ -233,6 +233,46 @@ func TestWalkExclude(t *testing.T) {
 	}
 }
 
+// TestWalkLinksOutOrIntoDatabase: links to the page database or the index
+// (inside or outside the data folder) and links leading out of the data
+// folder are skipped with a reason, never followed.
+func TestWalkLinksOutOrIntoDatabase(t *testing.T) {
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	writeTree(t, base, map[string]string{
+		"data/a.md":                     "# a",
+		"data/inner_db/x/page_001.md":   "# page inside the data folder",
+		"database/a/page_001.md":        "# a",
+		".shirube/gen-000001/chunks.md": "index file",
+		"secret/passwd.txt":             "root:x:0:0",
+		"secret.md":                     "# secret",
+	})
+	db, ix := filepath.Join(base, "database"), filepath.Join(base, ".shirube")
+	must(t, os.Symlink(db, filepath.Join(data, "db")))                                    // the database, outside
+	must(t, os.Symlink("../database/a/page_001.md", filepath.Join(data, "page.md")))      // a page file
+	must(t, os.Symlink(ix, filepath.Join(data, "ix")))                                    // the index
+	must(t, os.Symlink(filepath.Join(base, "secret"), filepath.Join(data, "etc")))        // a folder outside
+	must(t, os.Symlink(filepath.Join(base, "secret.md"), filepath.Join(data, "leak.md"))) // a file outside
+	must(t, os.Symlink("inner_db", filepath.Join(data, "db_alias")))                      // the database, inside
+	must(t, os.Symlink(filepath.Join(data, "a.md"), filepath.Join(data, "a_alias.md")))   // inside: followed
+
+	files, skips, err := Walk(context.Background(), data, WalkOptions{Exclude: []string{filepath.Join(data, "inner_db"), db, ix}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rels(files), []string{"a.md=a:markdown", "a_alias.md=a_alias:markdown"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("files %q, want %q", got, want)
+	}
+	checkSkips(t, skips, map[string]string{
+		"db/":       "page database or index",
+		"ix/":       "page database or index",
+		"db_alias/": "page database or index",
+		"page.md":   "page database or index",
+		"etc/":      "outside the data folder",
+		"leak.md":   "outside the data folder",
+	})
+}
+
 func TestWalkCanceled(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"a.md": "x"})

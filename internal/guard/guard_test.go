@@ -65,13 +65,13 @@ func TestInsufficientEvidence(t *testing.T) {
 		want      bool
 	}{
 		{0.85, 4, DefaultEvidenceThreshold, false},
-		{0.5, 4, DefaultEvidenceThreshold, false}, // not below
-		{0.49, 4, DefaultEvidenceThreshold, true},
+		{DefaultEvidenceThreshold, 4, DefaultEvidenceThreshold, false}, // not below
+		{DefaultEvidenceThreshold - 0.01, 4, DefaultEvidenceThreshold, true},
 		{0.9, 0, DefaultEvidenceThreshold, true}, // no results
 		{0, 0, 0, true},
 		{0.1, 1, 0, false},          // threshold 0: only "no results" counts
-		{0.49, 3, -1, true},         // negative threshold → default
-		{0.49, 3, math.NaN(), true}, // NaN threshold → default
+		{0.41, 3, -1, true},         // negative threshold → default
+		{0.41, 3, math.NaN(), true}, // NaN threshold → default
 		{math.NaN(), 3, 0.5, true},  // NaN score
 		{0.7, 2, 0.8, true},
 	}

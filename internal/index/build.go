@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -34,7 +35,10 @@ type BuildOptions struct {
 	Chunk       chunk.Options
 	Analyzer    analysis.Options
 	MaxFileSize int64
-	HTMLMode    string // "markdown" (default) or "text"
+	// MaxTextBytes caps the extracted text per file (document.Options);
+	// 0 means document.DefaultMaxTextBytes, negative no limit.
+	MaxTextBytes int64
+	HTMLMode     string // "markdown" (default) or "text"
 
 	// Embedder is "local" (default) or "openai". For openai, Remote must be
 	// set; it should cache by content hash so unchanged chunks are free.
@@ -46,6 +50,10 @@ type BuildOptions struct {
 	// (database/<folder>/<stem>/<category>/page_NNN.md, seed 000) by the
 	// LLM, the PDF outline or page headings.
 	Categorize *document.CategorizeOptions
+
+	// PageWriter writes the page files; nil means the disk
+	// (document.DiskWriter). Tests inject a full disk through it.
+	PageWriter document.FileWriter
 
 	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
 	Progress func(phase string, done, total int) // optional
@@ -71,6 +79,15 @@ type Summary struct {
 // Unchanged sources (same size, mtime and content hash) are reused from the
 // previous generation. Files that cannot be read are skipped with a reason;
 // the build continues.
+//
+// A page database that cannot be written because of the storage (a full
+// disk, a quota, a read-only or failing disk) is different: the build
+// fails and the previous generation stays live, instead of committing an
+// index that silently lacks every document written after the disk filled. Pages of
+// sources that disappeared are deleted only after the new generation is
+// live, so a crash never leaves the live index citing deleted pages. A
+// previous generation whose files are damaged is never kept as "nothing
+// changed": it is rebuilt.
 func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	start := time.Now()
 	var sum Summary
@@ -113,6 +130,13 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	sum.Skipped = append(sum.Skipped, skips...)
 
 	prev, prevMeta, prevGen := loadPrevious(opt, warn)
+	prevDamaged := false
+	if prevGen != "" && !opt.Rebuild {
+		if err := verifyGeneration(prevGen, prevMeta); err != nil {
+			warn(fmt.Sprintf("the live index generation is damaged (%v); rebuilding it", err))
+			prevDamaged = true
+		}
+	}
 	analyzer, err := analysis.New(opt.Analyzer)
 	if err != nil {
 		return sum, fmt.Errorf("analyser: %w", err)
@@ -126,16 +150,24 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn})
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var writeErr error // the first page database write failure
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
 				f := files[j.i]
-				sd, reused, skip := prepare(ctx, ex, analyzer, copt, opt, f, prev[f.Rel])
+				sd, reused, skip, werr := prepare(wctx, ex, analyzer, copt, opt, f, prev[f.Rel])
 				mu.Lock()
-				if skip != nil {
+				if werr != nil {
+					if writeErr == nil {
+						writeErr = werr
+					}
+					stop() // no point extracting more
+				} else if skip != nil {
 					sum.Skipped = append(sum.Skipped, *skip)
 				} else {
 					docs[j.i] = sd
@@ -155,31 +187,28 @@ feed:
 	for i := range files {
 		select {
 		case jobs <- job{i}:
-		case <-ctx.Done():
+		case <-wctx.Done():
 			break feed
 		}
 	}
 	close(jobs)
 	wg.Wait()
+	if writeErr != nil {
+		return sum, fmt.Errorf("%w — nothing was indexed; the previous index stays in use. Free disk space (or fix the database folder's permissions) and run `shirube index` again", writeErr)
+	}
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
 
-	// Sources that disappeared lose their page files.
+	// Sources that disappeared are counted now; their page files are
+	// deleted once the new generation is live (removeStale).
 	current := map[string]bool{}
 	for _, f := range files {
 		current[f.Rel] = true
 	}
 	for rel, sd := range prev {
-		if sd.Extra {
-			continue // database-only pages are handled by addExtraPages
-		}
-		if !current[rel] {
+		if !sd.Extra && !current[rel] {
 			sum.Removed++
-			removePageFiles(opt.DatabaseDir, sd.Pages)
-			if err := document.RemoveDocument(ctx, opt.DatabaseDir, sd.File); err != nil {
-				warn(fmt.Sprintf("%s: could not remove its pages from the database: %v", rel, err))
-			}
 		}
 	}
 
@@ -202,10 +231,10 @@ feed:
 		sum.Pages += len(sd.Doc.Pages)
 		sum.Chunks += len(sd.Chunks)
 		for _, n := range sd.Doc.Notes {
-			sum.Notes = append(sum.Notes, sd.Doc.Source+": "+n)
+			sum.Notes = append(sum.Notes, document.QuotePath(sd.Doc.Source)+": "+n)
 		}
 	}
-	if prevGen != "" && !opt.Rebuild && sum.Extracted == 0 && sum.Removed == 0 &&
+	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
 		prevMeta.Documents == sum.Documents && sameSettings(prevMeta, opt) {
 		sum.Unchanged = true
 		sum.Generation = prevMeta.Generation
@@ -262,6 +291,7 @@ feed:
 	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
 		return sum, err
 	}
+	removeStale(opt.DatabaseDir, prev, kept)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
@@ -317,20 +347,21 @@ func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, M
 
 // prepare returns the stored form of one source: reused from the previous
 // generation when unchanged, else extracted, written to the page database,
-// chunked and analysed.
-func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, opt BuildOptions, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip) {
+// chunked and analysed. A file that cannot be used is a Skip; a page
+// database that cannot be written is an error that stops the build.
+func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, opt BuildOptions, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip, error) {
 	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
 		prev.File = f
-		return prev, true, nil
+		return prev, true, nil, nil
 	}
 	doc, err := ex.Extract(ctx, f)
 	if err != nil {
-		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}
+		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}, nil
 	}
 	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) && opt.Categorize == nil {
 		// Touched but not changed: keep the analysed chunks, refresh the time.
 		prev.Doc.ModTime, prev.File = doc.ModTime, f
-		return prev, true, nil
+		return prev, true, nil, nil
 	}
 	var ids []string
 	if opt.Categorize != nil && doc.Kind == document.PDF {
@@ -341,12 +372,18 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 			}
 			cats = make([]string, len(doc.Pages))
 		}
-		ids, err = document.WriteCategorized(ctx, opt.DatabaseDir, f, doc, cats)
+		ids, err = document.WriteCategorized(ctx, opt.DatabaseDir, f, doc, cats, opt.PageWriter)
 	} else {
-		ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc)
+		ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc, opt.PageWriter)
 	}
-	if err != nil {
-		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, false, nil, ctx.Err()
+	case storageFailure(err):
+		return nil, false, nil, fmt.Errorf("write page database %s: %w", opt.DatabaseDir, err)
+	default: // this document's folder only, e.g. a file in the way
+		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}, nil
 	}
 	sd := &storedDoc{Doc: doc, File: f, Pages: ids}
 	updated := doc.ModTime.Format("2006-01-02T15:04:05")
@@ -356,7 +393,7 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 		}
 		cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, p.Text, copt)
 		if err != nil {
-			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}
+			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
 		}
 		for _, c := range cs {
 			sd.Chunks = append(sd.Chunks, c)
@@ -365,7 +402,19 @@ func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, 
 			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
 		}
 	}
-	return sd, false, nil
+	return sd, false, nil, nil
+}
+
+// storageFailure reports an error of the storage itself — no space left, a
+// quota, a read-only or failing disk — which would hit every document
+// after this one too, so it stops the build instead of skipping a file.
+func storageFailure(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // extraPages indexes page files that exist only in the page database — the
@@ -378,6 +427,17 @@ func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kep
 	for _, sd := range kept {
 		for _, id := range sd.Pages {
 			known[id] = true
+		}
+	}
+	// Pages of the previous generation's sources are never database-only
+	// copies, even when their source is gone or was skipped this time:
+	// they are deleted after the switch (removeStale), not resurrected under
+	// another path.
+	for _, sd := range prev {
+		if !sd.Extra {
+			for _, id := range sd.Pages {
+				known[id] = true
+			}
 		}
 	}
 	prevExtra := map[string]*storedDoc{}
@@ -467,14 +527,45 @@ func isPageFile(name string) bool {
 	return strings.HasPrefix(name, "page_") && strings.HasSuffix(name, ".md")
 }
 
+// removeStale deletes the page files of the previous generation's sources
+// that the new, now live, generation no longer cites: sources that
+// disappeared (with their page folders) and sources skipped this time.
+func removeStale(dbDir string, prev map[string]*storedDoc, kept []*storedDoc) {
+	cited := map[string]bool{}
+	for _, sd := range kept {
+		for _, id := range sd.Pages {
+			cited[id] = true
+		}
+	}
+	for _, sd := range prev {
+		if sd.Extra {
+			continue // database-only pages belong to the optimiser
+		}
+		var stale []string
+		for _, id := range sd.Pages {
+			if !cited[id] {
+				stale = append(stale, id)
+			}
+		}
+		if len(stale) > 0 {
+			removePageFiles(dbDir, stale)
+		}
+	}
+}
+
 // removePageFiles deletes page files by identity and the folders they leave
-// empty (category folders of a categorised document).
+// empty (document and category folders), up to but not including dbDir.
 func removePageFiles(dbDir string, ids []string) {
-	parent := filepath.Dir(filepath.Clean(dbDir))
+	root := filepath.Clean(dbDir)
+	parent := filepath.Dir(root)
 	for _, id := range ids {
 		p := filepath.Join(parent, filepath.FromSlash(id))
 		os.Remove(p)
-		os.Remove(filepath.Dir(p)) // only succeeds when empty
+		for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty, or already gone
+			}
+		}
 	}
 }
 

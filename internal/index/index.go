@@ -41,6 +41,8 @@ type Index struct {
 	analyzer *analysis.Analyzer
 	remote   TextEmbedder
 	loadTime time.Duration
+	missing  []string     // cited page files no longer in the page database
+	gone     map[int]bool // chunks citing a missing page: never returned by a search
 }
 
 // OpenOptions configure Open.
@@ -105,6 +107,21 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 	if len(ix.chunks) != ix.lex.Len() || len(ix.chunks) != ix.vec.Len() {
 		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors) — run `shirube index --rebuild`", dir, len(ix.chunks), ix.lex.Len(), ix.vec.Len())
 	}
+	// Every cited page file must still exist: a search never cites a page
+	// that is gone (after a crash, or deleted by hand); MissingPages lists
+	// them and `shirube index` rebuilds.
+	if ix.missing = missingPages(meta.DatabaseDir, ix.Pages()); len(ix.missing) > 0 {
+		gone := map[string]bool{}
+		for _, id := range ix.missing {
+			gone[id] = true
+		}
+		ix.gone = map[int]bool{}
+		for i, c := range ix.chunks {
+			if gone[c.File] {
+				ix.gone[i] = true
+			}
+		}
+	}
 	ix.loadTime = time.Since(start)
 	return ix, nil
 }
@@ -143,16 +160,35 @@ func (ix *Index) Pages() []string {
 	return out
 }
 
+// MissingPages lists, sorted, the page files the index cites that were not
+// in the page database when it was loaded; their chunks are left out of
+// every search. Empty for a healthy index. Run `shirube index` to rebuild.
+func (ix *Index) MissingPages() []string { return ix.missing }
+
+// present drops hits on chunks whose page is missing and keeps at most n.
+func (ix *Index) present(hs []Hit, n int) []Hit {
+	if len(ix.gone) == 0 {
+		return hs
+	}
+	out := hs[:0]
+	for _, h := range hs {
+		if !ix.gone[h.Chunk] && len(out) < n {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // Lexical runs the BM25 leg for already analysed query terms and returns up
 // to n hits, best first, with the query's upper bound (the score no chunk can
 // exceed), which makes BM25 scores comparable across queries.
 func (ix *Index) Lexical(terms []string, n int) ([]Hit, float64) {
-	hs := ix.lex.Search(terms, n)
+	hs := ix.lex.Search(terms, n+len(ix.gone))
 	out := make([]Hit, len(hs))
 	for i, h := range hs {
 		out[i] = Hit{Chunk: h.Doc, Score: h.Score}
 	}
-	return out, ix.lex.UpperBound(terms)
+	return ix.present(out, n), ix.lex.UpperBound(terms)
 }
 
 // ZeroHit reports whether the BM25 leg matches no chunk at all for text:
@@ -200,7 +236,7 @@ func (ix *Index) EmbedQuery(ctx context.Context, query string, terms []string) (
 
 // Dense runs the vector leg and returns up to n hits by cosine, best first.
 func (ix *Index) Dense(q []float32, n int) []Hit {
-	hs, err := ix.vec.Search(q, n)
+	hs, err := ix.vec.Search(q, n+len(ix.gone))
 	if err != nil {
 		return nil
 	}
@@ -208,7 +244,7 @@ func (ix *Index) Dense(q []float32, n int) []Hit {
 	for i, h := range hs {
 		out[i] = Hit{Chunk: h.ID, Score: h.Score}
 	}
-	return out
+	return ix.present(out, n)
 }
 
 // featuresOf returns what the local embedder sees of a text: its analysed

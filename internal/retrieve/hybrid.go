@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -72,17 +73,21 @@ type Info struct {
 	Elapsed     time.Duration // wall time of the search
 }
 
+// ErrEmptyQuery is returned by Search for a query that is empty or only
+// whitespace: there is nothing to rank by, so any result would be arbitrary.
+var ErrEmptyQuery = errors.New("検索語が空です — 検索したい語句を指定してください (empty query: give the words to search for)")
+
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
 type Searcher struct {
-	ix *index.Index
+	ix Store
 }
 
 // New returns a Searcher over ix.
-func New(ix *index.Index) *Searcher { return &Searcher{ix: ix} }
+func New(ix Store) *Searcher { return &Searcher{ix: ix} }
 
 // Index returns the searcher's index.
-func (s *Searcher) Index() *index.Index { return s.ix }
+func (s *Searcher) Index() Store { return s.ix }
 
 // Search returns the top K chunks for query.
 //
@@ -94,6 +99,9 @@ func (s *Searcher) Index() *index.Index { return s.ix }
 // evidence).
 func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
 	start := time.Now()
+	if strings.TrimSpace(query) == "" {
+		return nil, Info{}, ErrEmptyQuery
+	}
 	if opt.K <= 0 {
 		opt.K = 4
 	}
@@ -129,12 +137,21 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	info.Terms = s.ix.Terms(query)
 	qtype := analysis.QuestionType(query)
 	// BM25 runs even in vector mode: its zero-hit signal is reported.
-	lex, _ := s.ix.Lexical(info.Terms, opt.Candidates)
+	lex, _, err := s.ix.LexicalHits(ctx, info.Terms, opt.Candidates)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("BM25 search: %w", err)
+	}
 	lex = exclude(lex, opt.Exclude)
+	idf, err := s.ix.IDFs(ctx, info.Terms)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read term statistics: %w", err)
+	}
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
 	if auto {
-		w, info.TopCoverage = s.gateWeight(info.Terms, lex)
+		if w, info.TopCoverage, err = s.gateWeight(ctx, info.Terms, idf, lex); err != nil {
+			return nil, Info{}, err
+		}
 	}
 	info.BM25Weight, info.AutoWeight = w, opt.AutoWeight && opt.Mode != "bm25" && opt.Mode != "vector"
 	var dense []index.Hit
@@ -143,7 +160,11 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		if err != nil {
 			info.VectorError = err
 		} else {
-			dense = exclude(s.ix.Dense(q, opt.Candidates), opt.Exclude)
+			hs, err := s.ix.DenseHits(ctx, q, opt.Candidates)
+			if err != nil {
+				info.VectorError = err
+			}
+			dense = exclude(hs, opt.Exclude)
 		}
 	}
 	info.DenseHits = len(dense)
@@ -208,10 +229,14 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	if len(ids) > opt.K {
 		ids = ids[:opt.K]
 	}
+	chs, err := s.ix.Chunks(ctx, ids)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("read chunks: %w", err)
+	}
 	out := make([]Result, 0, len(ids))
-	for _, id := range ids {
+	for i, id := range ids {
 		c := cands[id]
-		ch := s.ix.Chunk(id)
+		ch := chs[i]
 		cos := cosOf[id] // 0 when the chunk is not among the dense candidates
 		out = append(out, Result{
 			ChunkID:       ch.ID,
@@ -224,7 +249,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, qtype, ch.Text, cos, ew)),
+			EvidenceScore: round4(s.evidence(info.Terms, idf, qtype, ch.Text, cos, ew)),
 		})
 	}
 	info.Elapsed = time.Since(start)
@@ -242,21 +267,25 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 // noise (on JSQuAD, where questions reuse the passage's words, every fixed
 // weight below 1 loses nDCG@10). When it does not (a paraphrase, as SciFact's
 // claims are), the vector leg's word associations help find the passage.
-func (s *Searcher) gateWeight(qterms []string, lex []index.Hit) (float64, float64) {
+func (s *Searcher) gateWeight(ctx context.Context, qterms []string, idf map[string]float64, lex []index.Hit) (float64, float64, error) {
 	if len(lex) == 0 {
-		return GateHybridWeight, 0
+		return GateHybridWeight, 0, nil
 	}
-	cov := s.wordShare(qterms, analysis.Normalize(s.ix.Chunk(lex[0].Chunk).Text))
+	top, err := s.ix.Chunks(ctx, []int{lex[0].Chunk})
+	if err != nil {
+		return 0, 0, fmt.Errorf("read chunks: %w", err)
+	}
+	cov := s.wordShare(qterms, idf, analysis.Normalize(top[0].Text))
 	if cov >= GateCoverage {
-		return 1, cov
+		return 1, cov, nil
 	}
-	return GateHybridWeight, cov
+	return GateHybridWeight, cov, nil
 }
 
 // wordShare is the IDF-weighted share of the query's distinct word terms
 // (character n-grams and request words left out, as in coverage; a query
 // with no word terms falls back to its n-grams) present in normalised text.
-func (s *Searcher) wordShare(qterms []string, norm string) float64 {
+func (s *Searcher) wordShare(qterms []string, idfs map[string]float64, norm string) float64 {
 	words := evidenceTerms(qterms)
 	seen := map[string]bool{}
 	var num, den float64
@@ -265,7 +294,7 @@ func (s *Searcher) wordShare(qterms []string, norm string) float64 {
 			continue
 		}
 		seen[t] = true
-		idf := s.ix.IDF(t)
+		idf := idfs[t]
 		den += idf
 		if analysis.Present(norm, t) {
 			num += idf
@@ -309,8 +338,8 @@ func evidenceTerms(qterms []string) []string {
 // penalty — and the best passage holds none, the coverage is scaled by
 // MissingTypeFactor: a passage on the right topic that lacks the asked
 // detail is the near miss the refusal must catch.
-func (s *Searcher) evidence(qterms []string, qtype analysis.AnswerType, text string, cos, w float64) float64 {
-	cov := s.coverage(qterms, qtype, text)
+func (s *Searcher) evidence(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string, cos, w float64) float64 {
+	cov := s.coverage(qterms, idfs, qtype, text)
 	if !s.ix.HasVectors() {
 		return cov
 	}
@@ -330,7 +359,7 @@ const MissingTypeFactor = 0.6
 // a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
 // while saying nothing about the evidence. A query with no word terms at all
 // falls back to its n-grams.
-func (s *Searcher) coverage(qterms []string, qtype analysis.AnswerType, text string) float64 {
+func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string) float64 {
 	qterms = evidenceTerms(qterms)
 	if len(qterms) == 0 {
 		return 0
@@ -348,7 +377,7 @@ func (s *Searcher) coverage(qterms []string, qtype analysis.AnswerType, text str
 			continue
 		}
 		seen[t] = true
-		idf := s.ix.IDF(t)
+		idf := idfs[t]
 		if analysis.IsPredicate(t) {
 			idf *= analysis.PredicateWeight
 		}
@@ -460,12 +489,47 @@ func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, 
 	cos := map[string]float64{}
 	if w < 1 && s.ix.HasVectors() {
 		if q, err := s.ix.EmbedQuery(ctx, query, terms); err == nil {
-			for _, h := range s.ix.Dense(q, max(opt.Candidates, 10*opt.K, 100)) {
-				cos[s.ix.Chunk(h.Chunk).ID] = h.Score
+			if hs, err := s.ix.DenseHits(ctx, q, max(opt.Candidates, 10*opt.K, 100)); err == nil {
+				ids := make([]int, len(hs))
+				for i, h := range hs {
+					ids[i] = h.Chunk
+				}
+				if chs, err := s.ix.Chunks(ctx, ids); err == nil {
+					for i, h := range hs {
+						cos[chs[i].ID] = h.Score
+					}
+				}
 			}
 		}
 	}
-	for i := range results {
-		results[i].EvidenceScore = round4(s.evidence(terms, qtype, results[i].Text, cos[results[i].ChunkID], w))
+	idf, err := s.ix.IDFs(ctx, terms)
+	if err != nil {
+		return // the scores stay as their searches computed them
 	}
+	for i := range results {
+		results[i].EvidenceScore = round4(s.evidence(terms, idf, qtype, results[i].Text, cos[results[i].ChunkID], w))
+	}
+}
+
+// Referring returns the chunks that refer to an article of legal text
+// (第五十五条) and state what the question's kind of fact asks for — the
+// penalty provision of a prohibition, typically — found by one search for
+// the article and the kind's words. Chunks of legal text point at each
+// other by article number; a question about a prohibition's penalty is
+// answered by the provision that points back at it.
+func (s *Searcher) Referring(ctx context.Context, article string, kind analysis.AnswerType, words string, opt Options) ([]Result, error) {
+	q := article + " " + words
+	opt.K = max(opt.K, 10)
+	rs, _, err := s.Search(ctx, q, opt)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, r := range rs {
+		n := analysis.Normalize(r.Text)
+		if analysis.Refers(n, article) && kind.Satisfied(n) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
@@ -114,6 +115,12 @@ func TestExcludeAndErrors(t *testing.T) {
 	for _, r := range res {
 		if r.ChunkID == "d1_0" {
 			t.Fatal("excluded chunk returned")
+		}
+	}
+	// An empty query has nothing to rank by: an error, not arbitrary chunks.
+	for _, q := range []string{"", " \t\n　"} {
+		if res, _, err := s.Search(ctx, q, Options{K: 3}); !errors.Is(err, ErrEmptyQuery) || len(res) != 0 {
+			t.Errorf("Search(%q) = %d results, %v; want ErrEmptyQuery", q, len(res), err)
 		}
 	}
 	for _, opt := range []Options{{BM25Weight: 1.5}, {Fusion: "sum"}, {Mode: "fuzzy"}} {

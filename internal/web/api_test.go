@@ -151,7 +151,7 @@ func TestAskBrowserSessionKeepsFiveExchanges(t *testing.T) {
 		}
 	}
 	_, page := f.do(t, "GET", "/", "", hdr)
-	if n := strings.Count(string(page), `<li class="exchange">`); n != 5 {
+	if n := strings.Count(string(page), `<li class="exchange"`); n != 5 {
 		t.Errorf("page shows %d exchanges, want the last 5", n)
 	}
 	if strings.Contains(string(page), questions[0]) || !strings.Contains(string(page), questions[5]) {
@@ -324,7 +324,7 @@ func (g *gatedRebuild) run(ctx context.Context, dir string, progress func(string
 
 func TestRebuild(t *testing.T) {
 	g := &gatedRebuild{t: t, started: make(chan string, 2), release: make(chan struct{})}
-	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.Rebuild = g.run }})
+	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.Rebuild = g.run; o.DataDir = demoData }})
 	before := f.asst.Searcher()
 
 	resp, b := f.do(t, "POST", "/api/index/rebuild", `{"data_folder_path":`+jq(demoData)+`}`, nil)
@@ -377,6 +377,7 @@ func TestRebuild(t *testing.T) {
 
 func TestRebuildFailureIsReported(t *testing.T) {
 	f := newFixture(t, fixtureOptions{configure: func(o *Options) {
+		o.DataDir = "./nowhere"
 		o.Rebuild = func(ctx context.Context, dir string, p func(string, int, int)) (*retrieve.Searcher, error) {
 			return nil, errors.New("data folder ./nowhere does not exist")
 		}
@@ -468,7 +469,7 @@ func TestSecurityHeaders(t *testing.T) {
 		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
 			t.Errorf("%s: CSP %q", path, csp)
 		}
-		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"} {
 			if h.Get(k) != v {
 				t.Errorf("%s: %s = %q, want %q", path, k, h.Get(k), v)
 			}

@@ -55,17 +55,26 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test skipped in -short mode")
 	}
 
-	data := t.TempDir()
-	if err := copyTree(demoData, data); err != nil {
+	// The server's data folder is ./data, as in a real set-up (and in the
+	// screenshot): a copy of the demo corpus plus a document with <script>.
+	work := t.TempDir()
+	if err := copyTree(demoData, filepath.Join(work, "data")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(data, "runbooks", "script_check.md"), []byte(scriptDoc), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(work, "data", "runbooks", "script_check.md"), []byte(scriptDoc), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	shotDir, err := filepath.Abs(filepath.Join("..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	const data = "./data"
 	a, _ := analysis.New(analysis.DefaultOptions())
 	f := newFixture(t, fixtureOptions{
 		gen: streaming{extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}},
 		configure: func(o *Options) {
+			o.DataDir = data
 			o.Rebuild = func(ctx context.Context, dir string, progress func(string, int, int)) (*retrieve.Searcher, error) {
 				root := t.TempDir()
 				if err := buildIndex(ctx, dir, filepath.Join(root, "db"), filepath.Join(root, "index"), progress); err != nil {
@@ -141,8 +150,13 @@ func TestBrowser(t *testing.T) {
 	}
 	var defaults []string
 	eval(`['#data_folder_path','#k','#bm25_weight','#vector_out'].map(s => document.querySelector(s).value)`, &defaults)
-	if strings.Join(defaults, " ") != "./data 4 0.6 0.40" {
-		t.Errorf("sidebar defaults %q, want ./data 4 0.6 0.40", defaults)
+	if strings.Join(defaults, " ") != data+" 4 0.6 0.40" {
+		t.Errorf("sidebar defaults %q, want %s 4 0.6 0.40", defaults, data)
+	}
+	var readOnly bool
+	eval(`document.querySelector('#data_folder_path').readOnly`, &readOnly)
+	if !readOnly {
+		t.Error("the data folder can be typed in")
 	}
 	do("move the BM25 slider with the keyboard", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.SendKeys(chromedp.CSS("#bm25_weight"), kb.ArrowRight))
 	var vec string
@@ -215,7 +229,7 @@ func TestBrowser(t *testing.T) {
 	}
 	writeShot(t, filepath.Join(shots, "answer.png"), png)
 	if *updateScreenshot {
-		writeShot(t, filepath.Join("..", "..", "docs", "screenshot.png"), png)
+		writeShot(t, filepath.Join(shotDir, "screenshot.png"), png)
 	}
 
 	// A dangerous operation: red banner at the top of the answer.
@@ -241,7 +255,24 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("%d citations with k=1", nCites)
 	}
 
-	// Rebuild from a folder holding a document with <script>.
+	// A page edited to name another folder (one with a secret) is refused
+	// (issue 12 item 1).
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "secret.md"), []byte("# 秘密\n\n社外秘の情報。\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do("rebuild from a forged folder",
+		chromedp.SetValue(chromedp.CSS("#data_folder_path"), secret),
+		chromedp.Click(chromedp.CSS("#rebuild")),
+	)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('#index_status').textContent.includes('再構築できません')`,
+		chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		var now string
+		eval(`document.querySelector('#index_status').textContent`, &now)
+		t.Fatalf("forged folder not refused: %v (status %q)", err, now)
+	}
+
+	// Rebuild from the server's folder, which holds a document with <script>.
 	var before string
 	eval(`document.querySelector('#index_status').textContent`, &before)
 	do("rebuild",

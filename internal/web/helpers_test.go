@@ -113,6 +113,9 @@ type fixtureOptions struct {
 	gen       assistant.Generator // default: extractive
 	noIndex   bool                // start without a searcher
 	configure func(*Options)
+	// prepare adjusts the server before it accepts connections (test
+	// clocks).
+	prepare func(*Server)
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -143,6 +146,9 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	srv, err := New(opt)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fo.prepare != nil {
+		fo.prepare(srv)
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(func() {

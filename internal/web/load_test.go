@@ -23,6 +23,7 @@ var (
 	loadRun      = flag.Bool("load", false, "run TestLoad (concurrent clients asking over loopback)")
 	loadClients  = flag.Int("load.clients", 50, "TestLoad: concurrent clients")
 	loadDuration = flag.Duration("load.duration", 30*time.Second, "TestLoad: how long to ask")
+	loadTargets  = flag.String("load.targets", "", "TestLoad: comma-separated base URLs of running servers (e.g. two `shirube serve --store` replicas) to ask instead of an in-process one; clients are spread over them")
 )
 
 // loadQuestions are answerable from the demo corpus with the extractive
@@ -41,7 +42,12 @@ func TestLoad(t *testing.T) {
 	if !*loadRun {
 		t.Skip("load test is opt-in: go test ./internal/web -run TestLoad -load -v")
 	}
-	f := newFixture(t, fixtureOptions{})
+	var bases []string
+	if *loadTargets != "" {
+		bases = strings.Split(*loadTargets, ",")
+	} else {
+		bases = []string{newFixture(t, fixtureOptions{}).ts.URL}
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *loadClients * 2, MaxConnsPerHost: 0}}
 	bodies := make([]string, len(loadQuestions))
 	for i, q := range loadQuestions {
@@ -65,7 +71,7 @@ func TestLoad(t *testing.T) {
 			var mine []time.Duration
 			for i := c; ctx.Err() == nil; i++ {
 				t0 := time.Now()
-				err := askOnce(client, f.ts.URL, bodies[i%len(bodies)])
+				err := askOnce(client, bases[c%len(bases)], bodies[i%len(bodies)])
 				if ctx.Err() != nil && err != nil {
 					break // the run ended mid-request
 				}
@@ -90,8 +96,8 @@ func TestLoad(t *testing.T) {
 		}
 		return latencies[min(len(latencies)-1, int(p*float64(len(latencies))))]
 	}
-	t.Logf("%d clients, %s: %d answers, %d errors, %.1f answers/s, p50 %s, p95 %s, p99 %s, max %s",
-		*loadClients, elapsed.Round(time.Millisecond), len(latencies), errCount.Load(),
+	t.Logf("%d clients on %d servers, %s: %d answers, %d errors, %.1f answers/s, p50 %s, p95 %s, p99 %s, max %s",
+		*loadClients, len(bases), elapsed.Round(time.Millisecond), len(latencies), errCount.Load(),
 		float64(len(latencies))/elapsed.Seconds(), pct(.50).Round(time.Microsecond), pct(.95).Round(time.Microsecond),
 		pct(.99).Round(time.Microsecond), pct(1).Round(time.Microsecond))
 	if n := errCount.Load(); n > 0 {

@@ -49,7 +49,7 @@ func TestOpenAIChatCompletions(t *testing.T) {
 			openai.SystemMessage("You are helpful."),
 			openai.UserMessage("アカウントがロックされた場合の対処法は？"),
 			openai.AssistantMessage("ロック解除の手順があります。"),
-			openai.UserMessage("VPN に接続できない場合の確認事項は？"),
+			openai.UserMessage("VPN の連続接続は最長何時間までですか？"),
 		}, false, true, ""},
 		{"dangerous", []openai.ChatCompletionMessageParamUnion{openai.UserMessage(qDelete)}, true, true, ""},
 		{"refusal", []openai.ChatCompletionMessageParamUnion{openai.UserMessage("量子コンピュータの冷却装置の保守手順を教えてください")}, false, false, guard.InsufficientEvidenceResponse[:20]},

@@ -2,13 +2,11 @@ package web
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"embed"
 	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
-	"time"
 
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/guard"
@@ -63,7 +61,9 @@ func (p *pageRenderer) renderAnswer(rep assistant.Reply) template.HTML {
 // pageData is what page.html shows.
 type pageData struct {
 	Notice      string
-	DataDir     string
+	DataDir     string   // the folder the next rebuild reads
+	DataDirs    []string // every folder a rebuild may read (DataDir among them)
+	CanLogout   bool     // the server has a token
 	K           int
 	MaxK        int
 	BM25        float64
@@ -91,6 +91,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	data := pageData{
 		Notice:      guard.ConfidentialNotice,
 		DataDir:     st.Rebuild.DataDir,
+		DataDirs:    s.dataDirs(),
+		CanLogout:   s.opt.Token != "",
 		K:           k,
 		MaxK:        MaxK,
 		BM25:        def.BM25Weight,
@@ -126,38 +128,6 @@ func (s *Server) renderLogin(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
-}
-
-func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Token == "" {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	s.renderLogin(w, http.StatusOK, "")
-}
-
-// handleLogin checks the token entered on /login and, when it matches,
-// sets the login cookie (an HMAC of the token, never the token itself).
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Token == "" {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)
-	if err := r.ParseForm(); err != nil {
-		s.renderLogin(w, http.StatusBadRequest, "フォームを読み取れません — もう一度入力してください")
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(s.opt.Token)) != 1 {
-		s.renderLogin(w, http.StatusUnauthorized, "トークンが違います — サーバーの SHIRUBE_TOKEN を入力してください")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name: loginCookie, Value: s.uiCookie, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-		Expires: time.Now().Add(30 * 24 * time.Hour),
-	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // handleSessionReset forgets the browser session's conversation.

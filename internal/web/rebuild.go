@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -65,9 +68,54 @@ func (rb *rebuilder) finish(err error) {
 	rb.state.Phase = "done"
 }
 
-// rebuildRequest is the body of POST /api/index/rebuild (optional).
+// rebuildRequest is the body of POST /api/index/rebuild (optional). The
+// folder must be one the server was started with; empty means --data.
 type rebuildRequest struct {
 	DataFolderPath string `json:"data_folder_path"`
+}
+
+// dataDirs returns the folders a rebuild may read: --data first, then the
+// allow-list, without repeats.
+func (s *Server) dataDirs() []string {
+	out := []string{s.opt.DataDir}
+	for _, d := range s.opt.DataDirs {
+		if d = strings.TrimSpace(d); d != "" && !slices.ContainsFunc(out, func(o string) bool { return sameDir(o, d) }) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// allowedDataDir resolves the folder a client asked to rebuild from to
+// the server's own spelling of it; it refuses any folder the server was
+// not started with (403), so a client can never make the server read, and
+// answer from, an arbitrary directory.
+func (s *Server) allowedDataDir(asked string) (string, error) {
+	asked = strings.TrimSpace(asked)
+	if asked == "" {
+		return s.opt.DataDir, nil
+	}
+	for _, d := range s.dataDirs() {
+		if sameDir(d, asked) {
+			return d, nil
+		}
+	}
+	return "", &requestError{status: http.StatusForbidden, code: "data_folder_not_allowed",
+		msg: fmt.Sprintf("フォルダ %q からは再構築できません — このサーバーが索引にするのは起動時に指定したフォルダ（%s）だけです。別のフォルダを使うには、管理者が --data（または SHIRUBE_DATA_ALLOW）で指定してサーバーを起動し直してください",
+			asked, strings.Join(s.dataDirs(), "、"))}
+}
+
+// sameDir reports whether a and b name the same folder: the same absolute
+// path, or the same directory on disk (another spelling, a symbolic link).
+func sameDir(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	bb, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && aa == bb {
+		return true
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && ia.IsDir() && os.SameFile(ia, ib)
 }
 
 // handleRebuild starts a rebuild in the background and answers 202 at
@@ -86,9 +134,10 @@ func (s *Server) handleRebuild(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dir := strings.TrimSpace(req.DataFolderPath)
-	if dir == "" {
-		dir = s.rebuild.snapshot().DataDir
+	dir, err := s.allowedDataDir(req.DataFolderPath)
+	if err != nil {
+		writeRequestError(w, err)
+		return
 	}
 	st, ok := s.rebuild.begin(dir)
 	if !ok {

@@ -10,18 +10,24 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/guard"
 )
 
-// markdown renders answer text. Raw HTML in the text is dropped by goldmark
-// (no WithUnsafe) and whatever remains is sanitised again by bluemonday, so
-// a document quoting <script> shows as text at most, never as markup.
-// Single newlines become line breaks: extractive answers put one sentence
-// per line.
+// markdown renders answer text. Raw HTML in the text is not Markdown to
+// this renderer: the parser has no HTML-block and no inline-HTML rule, so a
+// document line such as "<div>隔離する。</div>" is an ordinary paragraph
+// whose angle brackets are escaped and shown as text. (With goldmark's
+// default parser such a line opens an HTML block that runs to the next
+// blank line and is dropped whole, emptying the answer.) The output is
+// sanitised again by bluemonday, so a document quoting <script> shows as
+// text at most, never as markup. Single newlines become line breaks:
+// extractive answers put one sentence per line.
 type markdown struct {
 	md     goldmark.Markdown
 	policy *bluemonday.Policy
@@ -30,11 +36,34 @@ type markdown struct {
 func newMarkdown() *markdown {
 	return &markdown{
 		md: goldmark.New(
+			goldmark.WithParser(textOnlyHTMLParser()),
 			goldmark.WithExtensions(extension.GFM),
 			goldmark.WithRendererOptions(gmhtml.WithHardWraps()),
 		),
 		policy: bluemonday.UGCPolicy(),
 	}
+}
+
+// textOnlyHTMLParser is goldmark's default parser without the two rules
+// that recognise raw HTML (HTML blocks and inline HTML), so such text stays
+// text.
+func textOnlyHTMLParser() parser.Parser {
+	var blocks, inlines []util.PrioritizedValue
+	for _, v := range parser.DefaultBlockParsers() {
+		if v.Value != parser.NewHTMLBlockParser() {
+			blocks = append(blocks, v)
+		}
+	}
+	for _, v := range parser.DefaultInlineParsers() {
+		if v.Value != parser.NewRawHTMLParser() {
+			inlines = append(inlines, v)
+		}
+	}
+	return parser.NewParser(
+		parser.WithBlockParsers(blocks...),
+		parser.WithInlineParsers(inlines...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
 }
 
 // render converts Markdown to sanitised HTML.
@@ -99,6 +128,9 @@ type answerView struct {
 	// Verified summarises the claim check: 「根拠確認: 3 件中 3 件の記述を
 	// 引用元で確認」; empty for refusals and answers without claims.
 	Verified string
+	// VerifiedLevel colours that line: "all" (green) when every claim is
+	// supported, "partial" or "none" (a warning colour) otherwise.
+	VerifiedLevel string
 }
 
 // splitBanner removes the danger banner the assistant put in front of the
@@ -128,23 +160,31 @@ func (m *markdown) view(rep assistant.Reply) answerView {
 	default:
 		v.Unknowns = rep.Unknowns
 		v.Citations = citations(rep.Evidence)
-		v.Verified = verifiedLine(rep.Verification)
+		v.Verified, v.VerifiedLevel = verifiedLine(rep.Verification)
 	}
 	return v
 }
 
 // verifiedLine is the one-line summary of a claim check shown under an
-// answer.
-func verifiedLine(ver *answer.Verification) string {
+// answer, and its level: all, partial or none of the claims supported.
+func verifiedLine(ver *answer.Verification) (line, level string) {
 	if ver == nil || len(ver.Claims) == 0 {
-		return ""
+		return "", ""
 	}
 	ok := len(ver.Claims) - len(ver.Unsupported())
-	line := fmt.Sprintf("根拠確認: %d 件中 %d 件の記述を引用元で確認", len(ver.Claims), ok)
+	line = fmt.Sprintf("根拠確認: %d 件中 %d 件の記述を引用元で確認", len(ver.Claims), ok)
 	if ver.Method == "lexical+llm" {
 		line += "（一部はモデルで再確認）"
 	}
-	return line
+	switch ok {
+	case len(ver.Claims):
+		level = "all"
+	case 0:
+		level = "none"
+	default:
+		level = "partial"
+	}
+	return line, level
 }
 
 // citationsText is the plain-text citation list appended to answers of the

@@ -17,7 +17,14 @@ func TestMarkdownIsSanitised(t *testing.T) {
 		never     []string // never in the output
 	}{
 		{"script tag", "手順 <script>document.title='pwned'</script> 終わり", []string{"手順", "終わり"}, []string{"<script", "</script"}},
-		{"event handler", `<img src=x onerror="alert(1)"> 画像`, []string{"画像"}, []string{"onerror", "<img"}},
+		{"event handler", `<img src=x onerror="alert(1)"> 画像`, []string{"画像", "&lt;img"}, []string{"<img"}},
+		// A line that starts with an HTML tag used to open an HTML block that
+		// swallowed the rest of the answer (issue 12 item 17).
+		{"div at the start of a line", "1. 端末を隔離する。 [1]\n<div>ネットワークケーブルを抜く。</div> [1]\n上長に報告する。 [2]",
+			[]string{"端末を隔離する", "&lt;div&gt;ネットワークケーブルを抜く。&lt;/div&gt;", "上長に報告する"}, []string{"<div", "raw HTML omitted"}},
+		{"script at the start of the answer", "<script>alert(1)</script>\n手順を確認する。 [1]",
+			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "手順を確認する"}, []string{"<script", "raw HTML omitted"}},
+		{"html comment", "<!-- 注記 -->\n本文。", []string{"&lt;!-- 注記 --&gt;", "本文。"}, []string{"<!--"}},
 		{"javascript link", "[click](javascript:alert(1))", []string{"click"}, []string{"javascript:"}},
 		{"markdown kept", "**重要**: 手順\n- 一つ目\n- 二つ目", []string{"<strong>重要</strong>", "<li>一つ目</li>"}, nil},
 		{"one sentence per line", "一文目。 [1]\n二文目。 [2]", []string{"<br"}, nil},
@@ -63,7 +70,13 @@ func TestRenderAnswer(t *testing.T) {
 			[]string{`answer-ambiguous`, "質問が曖昧な可能性があります"}, []string{"citation"}},
 		{"verification summary", assistant.Reply{Answer: "削除は承認後に行う。 [1]", Evidence: ev, Verification: &answer.Verification{Method: "lexical+llm",
 			Claims: []answer.Claim{{Text: "削除は承認後に行う。", Supported: true}, {Text: "翌日に廃棄する。"}}}},
-			[]string{`<p class="verified">根拠確認: 2 件中 1 件の記述を引用元で確認（一部はモデルで再確認）</p>`}, nil},
+			[]string{`<p class="verified verified-partial">根拠確認: 2 件中 1 件の記述を引用元で確認（一部はモデルで再確認）</p>`}, nil},
+		{"verification: none supported", assistant.Reply{Answer: "翌日に廃棄する。 [1]", Evidence: ev, Verification: &answer.Verification{Method: "lexical",
+			Claims: []answer.Claim{{Text: "翌日に廃棄する。"}}}},
+			[]string{`<p class="verified verified-none">根拠確認: 1 件中 0 件の記述を引用元で確認</p>`}, []string{"verified-all"}},
+		{"verification: all supported", assistant.Reply{Answer: "削除は承認後に行う。 [1]", Evidence: ev, Verification: &answer.Verification{Method: "lexical",
+			Claims: []answer.Claim{{Text: "削除は承認後に行う。", Supported: true}}}},
+			[]string{`<p class="verified verified-all">根拠確認: 1 件中 1 件の記述を引用元で確認</p>`}, nil},
 		{"excerpt is escaped", assistant.Reply{Answer: "x [1]", Evidence: []answer.Evidence{{N: 1, File: "f.md", Page: 1, Excerpt: "<script>alert(1)</script>"}}},
 			[]string{"&lt;script&gt;"}, []string{"<script>"}},
 	}
@@ -85,4 +98,33 @@ func TestRenderAnswer(t *testing.T) {
 	if c := citations(ev)[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
 		t.Errorf("excerpt %d runes: %q", len([]rune(c.Excerpt)), c.Excerpt)
 	}
+}
+
+// FuzzMarkdown: whatever the text, the rendered answer holds no markup
+// from it that could run or hide text — no script, no raw-HTML
+// placeholder, no event handler — and text after a line that starts with a
+// tag is still shown.
+func FuzzMarkdown(f *testing.F) {
+	for _, s := range []string{
+		"<div>隔離する。</div>\n報告する。",
+		"<script>alert(1)</script>\n手順。",
+		"<!-- x -->\n本文",
+		"<img src=x onerror=alert(1)>",
+		"**重要** [1]\n- 一つ目",
+		"<pre>\n<b>x</b>\n</pre>\n後",
+	} {
+		f.Add(s)
+	}
+	md := newMarkdown()
+	f.Fuzz(func(t *testing.T, src string) {
+		out := string(md.render(src + "\n\n末尾の文。"))
+		for _, bad := range []string{"<script", "<iframe", "<img", "raw HTML omitted", "<div", "<!--"} {
+			if strings.Contains(out, bad) {
+				t.Fatalf("render(%q) contains %q:\n%s", src, bad, out)
+			}
+		}
+		if !strings.Contains(out, "末尾の文。") {
+			t.Fatalf("render(%q) lost the text after it:\n%s", src, out)
+		}
+	})
 }

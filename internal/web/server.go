@@ -6,10 +6,11 @@
 //
 //	GET  /                     chat page (sidebar, chat, history of the session)
 //	GET  /login, POST /login   token prompt when the server requires a token
+//	POST /logout               end the browser's login
 //	GET  /static/…             embedded CSS and JavaScript
 //	POST /api/ask              answer a question (JSON, or SSE with Accept: text/event-stream)
 //	GET  /api/search           hybrid search only
-//	POST /api/index/rebuild    start an index rebuild (202; progress in /api/status)
+//	POST /api/index/rebuild    start an index rebuild of a server folder (202; progress in /api/status)
 //	GET  /api/status           index and rebuild status
 //	GET  /healthz              liveness
 //	GET  /metrics              Prometheus metrics of this server
@@ -25,10 +26,7 @@ package web
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -101,7 +99,13 @@ type Options struct {
 	// the API and entered once on /login for the page.
 	Token string
 
-	DataDir          string        // data folder shown in the sidebar (default ./data)
+	// DataDir is the folder the index is built from (default ./data): the
+	// sidebar shows it and a rebuild reads it. DataDirs are further folders
+	// a rebuild may be asked for (the allow-list); no other folder is ever
+	// read, whatever a client asks.
+	DataDir  string
+	DataDirs []string
+
 	MaxBodyBytes     int64         // request body limit (default 64 KiB)
 	MaxQuestionRunes int           // question length limit (default 2,000)
 	AskTimeout       time.Duration // limit on one answer (default 3 min)
@@ -123,7 +127,9 @@ type Server struct {
 	sessions *sessionStore
 	rebuild  *rebuilder
 	page     *pageRenderer
-	uiCookie string // value of the login cookie, derived from Token
+	logins   *loginStore // browsers logged in with the token
+	throttle *throttle   // clients that got the token wrong
+	now      func() time.Time
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -139,6 +145,9 @@ func New(opt Options) (*Server, error) {
 		opt.Addr = DefaultAddr
 	}
 	if err := CheckAddr(opt.Addr, opt.Token); err != nil {
+		return nil, err
+	}
+	if err := CheckToken(opt.Token); err != nil {
 		return nil, err
 	}
 	if opt.DataDir == "" {
@@ -173,18 +182,16 @@ func New(opt Options) (*Server, error) {
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		page:    page,
+		logins:  newLoginStore(DefaultLoginTTL),
+		now:     time.Now,
 		baseCtx: ctx,
 		cancel:  cancel,
 	}
 	s.sessions = newSessionStore(opt.MaxSessions, DefaultSessionIdle, func() *answer.Session {
 		return answer.NewSession(answer.SessionOptions{MaxExchanges: opt.MaxHistory, Tokenizer: opt.Tokenizer, Rewriter: opt.Rewriter})
 	})
+	s.throttle = newThrottle(func() time.Time { return s.now() })
 	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
-	if opt.Token != "" {
-		m := hmac.New(sha256.New, []byte(opt.Token))
-		m.Write([]byte("shirube ui login"))
-		s.uiCookie = hex.EncodeToString(m.Sum(nil))
-	}
 	s.routes()
 	csrf := http.NewCrossOriginProtection()
 	var h http.Handler = csrf.Handler(s.mux)
@@ -220,6 +227,49 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	}
 }
 
+// LoadTLS reads a PEM certificate (chain) and its private key for serving
+// HTTPS directly (serve --tls-cert/--tls-key).
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("HTTPS needs both --tls-cert and --tls-key (PEM files)")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w — give a PEM certificate (chain) and its PEM private key", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Serve answers requests on ln until ctx ends, over HTTPS when tlsConf is
+// set, then shuts down gracefully: requests in flight get up to grace to
+// finish before their connections are closed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, tlsConf *tls.Config, grace time.Duration) error {
+	hs := s.HTTPServer(ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() {
+		if tlsConf != nil {
+			hs.TLSConfig = tlsConf
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close() // streams still open after the grace period
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
 // CheckAddr refuses to serve on a non-loopback address without a token:
 // anyone on the network could otherwise read the documents through the
 // assistant.
@@ -250,6 +300,7 @@ func (s *Server) routes() {
 	s.handle("GET /{$}", "page", s.authPage(http.HandlerFunc(s.handlePage)))
 	s.handle("GET /login", "login", http.HandlerFunc(s.handleLoginPage))
 	s.handle("POST /login", "login", http.HandlerFunc(s.handleLogin))
+	s.handle("POST /logout", "logout", http.HandlerFunc(s.handleLogout))
 	s.handle("GET /static/", "static", staticHandler())
 	s.handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealth))
 	s.handle("GET /metrics", "metrics", s.authAPI(s.metrics.handler()))
@@ -321,7 +372,12 @@ func securityHeaders(h http.Handler) http.Handler {
 		hd.Set("Content-Security-Policy", contentSecurityPolicy)
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
-		hd.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: with no-referrer a browser sends
+		// "Origin: null" on the page's own POSTs (form and fetch) over
+		// plain HTTP, where it sends no Sec-Fetch-Site either, and the
+		// cross-origin check could not tell them from a forged request.
+		// Other sites still get no referrer.
+		hd.Set("Referrer-Policy", "same-origin")
 		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.ServeHTTP(w, r)
 	})
@@ -343,52 +399,6 @@ func loopbackHostOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// authAPI requires the bearer token (or the page's login cookie) when the
-// server has a token.
-func (s *Server) authAPI(h http.Handler) http.Handler {
-	if s.opt.Token == "" {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.authorized(r) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="shirube"`)
-		if strings.HasPrefix(r.URL.Path, "/v1/") {
-			writeOpenAIError(w, http.StatusUnauthorized, "invalid_api_key", "missing or wrong token: send Authorization: Bearer <SHIRUBE_TOKEN>")
-			return
-		}
-		writeError(w, http.StatusUnauthorized, "unauthorized", "認証が必要です — Authorization: Bearer <SHIRUBE_TOKEN> を付けてください")
-	})
-}
-
-// authPage sends a browser without the login cookie to /login.
-func (s *Server) authPage(h http.Handler) http.Handler {
-	if s.opt.Token == "" {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.authorized(r) {
-			h.ServeHTTP(w, r)
-			return
-		}
-		http.Redirect(w, r, "/login", http.StatusSeeOther)
-	})
-}
-
-// authorized reports whether r carries the token or the login cookie.
-// Comparisons take constant time.
-func (s *Server) authorized(r *http.Request) bool {
-	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(auth)), []byte(s.opt.Token)) == 1
-	}
-	if c, err := r.Cookie(loginCookie); err == nil {
-		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.uiCookie)) == 1
-	}
-	return false
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

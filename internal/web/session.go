@@ -142,7 +142,7 @@ func browserSession(w http.ResponseWriter, r *http.Request) string {
 	id := newSessionID()
 	http.SetCookie(w, &http.Cookie{
 		Name: sessionCookie, Value: id, Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secureRequest(r),
 	})
 	return id
 }

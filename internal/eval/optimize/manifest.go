@@ -202,9 +202,14 @@ type UndoReport struct {
 // Undo restores the tree a run changed: it deletes every copied file that
 // is still byte-identical to what was written (a changed file is kept and
 // reported), then every created folder that is empty, deepest first.
-// Paths that would leave the manifest's root are refused. The error is
-// only for an unreadable manifest; everything else is in the report.
-func Undo(ctx context.Context, manifestPath string) (UndoReport, error) {
+//
+// database is the page database Undo was run against. The manifest is only
+// a list of candidates: its root is not trusted, and a path is touched only
+// when it lies strictly inside database, both as written and after
+// resolving symbolic links, so a crafted manifest ("root": "/", "../x", a
+// link to /etc) cannot delete anything else. The error is for an unreadable
+// manifest or database; everything else is in the report.
+func Undo(ctx context.Context, manifestPath, database string) (UndoReport, error) {
 	var rep UndoReport
 	b, err := os.ReadFile(manifestPath)
 	if err != nil {
@@ -217,12 +222,21 @@ func Undo(ctx context.Context, manifestPath string) (UndoReport, error) {
 	if !filepath.IsAbs(m.Root) {
 		return rep, fmt.Errorf("manifest %s has no absolute root", manifestPath)
 	}
+	db, err := filepath.Abs(database)
+	if err != nil {
+		return rep, fmt.Errorf("undo: database folder: %w", err)
+	}
+	realDB, err := filepath.EvalSymlinks(db)
+	if err != nil {
+		return rep, fmt.Errorf("undo: database folder %s: %w; run --undo with the --database the optimisation used", db, err)
+	}
 	local := func(rel string) (string, bool) {
-		if !filepath.IsLocal(filepath.FromSlash(rel)) {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not inside %s; left alone", rel, m.Root))
+		full := filepath.Join(m.Root, filepath.FromSlash(rel))
+		if !filepath.IsLocal(filepath.FromSlash(rel)) || !strictlyInside(db, full) || !resolvesInside(realDB, full) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not inside the database %s; left alone", rel, db))
 			return "", false
 		}
-		return filepath.Join(m.Root, filepath.FromSlash(rel)), true
+		return full, true
 	}
 	for i := len(m.Files) - 1; i >= 0; i-- {
 		if err := ctx.Err(); err != nil {
@@ -270,6 +284,25 @@ func Undo(ctx context.Context, manifestPath string) (UndoReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// strictlyInside reports whether p is below dir (never dir itself).
+func strictlyInside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && filepath.IsLocal(rel)
+}
+
+// resolvesInside reports whether p, with the symbolic links of its parent
+// folders resolved, is still strictly inside realDir (itself resolved). The
+// last component is not followed: Undo removes a link, never its target.
+// A parent that no longer exists cannot hold anything to remove, so it
+// counts as outside.
+func resolvesInside(realDir, p string) bool {
+	parent, err := filepath.EvalSymlinks(filepath.Dir(p))
+	if err != nil {
+		return false
+	}
+	return strictlyInside(realDir, filepath.Join(parent, filepath.Base(p)))
 }
 
 func fileSHA256(p string) (string, error) {

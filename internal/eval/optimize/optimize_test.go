@@ -160,7 +160,7 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 		t.Error("original page changed")
 	}
 	for i := len(manifests) - 1; i >= 0; i-- {
-		rep, err := Undo(t.Context(), manifests[i])
+		rep, err := Undo(t.Context(), manifests[i], filepath.Join(root, "database"))
 		if err != nil || len(rep.Problems) > 0 || len(rep.Removed) != 1 {
 			t.Errorf("undo %d: %+v %v", i, rep, err)
 		}
@@ -196,7 +196,7 @@ func TestRunNewFolderInPlaceAndUndoReport(t *testing.T) {
 	if err := os.WriteFile(copyPath, []byte("edited"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Undo(t.Context(), res.Manifest)
+	rep, err := Undo(t.Context(), res.Manifest, filepath.Join(root, "database"))
 	if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "changed since it was copied") {
 		t.Errorf("undo report %+v %v", rep, err)
 	}
@@ -341,7 +341,7 @@ func TestRunRLRollsBackIneffectiveCopies(t *testing.T) {
 	if n := strings.Count(log.String(), "rolled back"); n != 2 {
 		t.Errorf("%d rollbacks logged; want 2:\n%s", n, log.String())
 	}
-	if _, err := Undo(t.Context(), res.Manifest); err != nil {
+	if _, err := Undo(t.Context(), res.Manifest, filepath.Join(root, "database")); err != nil {
 		t.Fatal(err)
 	}
 	if got := snapshot(t, root); !reflect.DeepEqual(got, before) {
@@ -497,24 +497,58 @@ func TestListTree(t *testing.T) {
 	}
 }
 
+// TestUndoRefusesOutsidePaths: Undo trusts neither the manifest's root
+// nor its paths; only what lies inside the database it runs against, after
+// resolving links, is removed.
 func TestUndoRefusesOutsidePaths(t *testing.T) {
-	root := t.TempDir()
-	victim := filepath.Join(t.TempDir(), "keep.md")
-	os.WriteFile(victim, []byte("x"), 0o644)
-	rel, _ := filepath.Rel(root, victim)
-	m := Manifest{Version: 1, Root: root, Files: []ManifestFile{{Path: filepath.ToSlash(rel), SHA256: "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"}}}
-	mp := filepath.Join(t.TempDir(), "m.json")
-	if err := writeJSONAtomic(mp, m); err != nil {
+	root := newTree(t)
+	db := filepath.Join(root, "database")
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "keep.md")
+	if err := os.WriteFile(victim, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Undo(t.Context(), mp)
-	if err != nil || len(rep.Problems) != 1 {
-		t.Errorf("report %+v %v", rep, err)
+	const sumX = "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881" // sha256("x")
+	// A link inside the database to the outside folder.
+	if err := os.Symlink(outside, filepath.Join(db, "link")); err != nil {
+		t.Skip("symlinks not supported:", err)
 	}
-	if _, err := os.Stat(victim); err != nil {
-		t.Error("file outside the root was deleted")
+	relFromRoot, _ := filepath.Rel(root, victim)
+	tests := []struct {
+		name string
+		m    Manifest
+	}{
+		{"root is /", Manifest{Root: "/", Files: []ManifestFile{{Path: filepath.ToSlash(strings.TrimPrefix(victim, "/")), SHA256: sumX}}, Dirs: []string{filepath.ToSlash(strings.TrimPrefix(outside, "/"))}}},
+		{"root is the victim's folder", Manifest{Root: outside, Files: []ManifestFile{{Path: "keep.md", SHA256: sumX}}}},
+		{"dot-dot path", Manifest{Root: root, Files: []ManifestFile{{Path: filepath.ToSlash(relFromRoot), SHA256: sumX}}}},
+		{"through a link in the database", Manifest{Root: root, Files: []ManifestFile{{Path: "database/link/keep.md", SHA256: sumX}}}},
+		{"the database itself", Manifest{Root: root, Dirs: []string{"database"}}},
 	}
-	if _, err := Undo(t.Context(), filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, fs.ErrNotExist) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.m.Version = 1
+			mp := filepath.Join(t.TempDir(), "m.json")
+			if err := writeJSONAtomic(mp, tc.m); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := Undo(t.Context(), mp, db)
+			if err != nil || len(rep.Removed) != 0 || len(rep.Problems) == 0 {
+				t.Errorf("report %+v %v; want everything refused", rep, err)
+			}
+			for _, p := range rep.Problems {
+				if !strings.Contains(p, "not inside the database") {
+					t.Errorf("problem %q", p)
+				}
+			}
+			if _, err := os.Stat(victim); err != nil {
+				t.Fatal("file outside the database was deleted")
+			}
+			if _, err := os.Stat(db); err != nil {
+				t.Fatal("the database was deleted")
+			}
+		})
+	}
+	if _, err := Undo(t.Context(), filepath.Join(t.TempDir(), "none.json"), db); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing manifest: %v", err)
 	}
 }

@@ -5,17 +5,26 @@
 
 (function () {
   const $ = (id) => document.getElementById(id);
+  const root = document.documentElement;
+  root.classList.add('js');
 
-  // The sidebar sticks just below the sticky header: tell the stylesheet
-  // how tall the header is.
+  // The sidebar sticks just below the sticky header, and answers scrolled
+  // into view must clear both the header and the sticky question box: tell
+  // the stylesheet how tall they are.
   const top = document.querySelector('header.top');
-  const setTop = () => document.documentElement.style.setProperty('--top-h', top.offsetHeight + 'px');
-  setTop();
-  window.addEventListener('resize', setTop);
-  const chat = $('chat');
   const form = $('ask');
+  const setHeights = () => {
+    root.style.setProperty('--top-h', top.offsetHeight + 'px');
+    root.style.setProperty('--ask-h', form.offsetHeight + 'px');
+  };
+  setHeights();
+  window.addEventListener('resize', setHeights);
+  if (window.ResizeObserver) new ResizeObserver(setHeights).observe(form);
+
+  const chat = $('chat');
   const question = $('question');
   const send = $('send');
+  const stop = $('stop');
   const k = $('k');
   const bm25 = $('bm25_weight');
   const bm25Out = $('bm25_out');
@@ -25,11 +34,15 @@
   const progress = $('rebuild_progress');
   const status = $('index_status');
   const reset = $('reset');
+  const settings = $('settings');
+  const settingsToggle = $('settings_toggle');
   const maxHistory = Number(chat.dataset.max || 5);
   const canRebuild = !rebuild.disabled;
   let busy = false;
+  let inflight = null; // AbortController of the answer being streamed
 
-  // Settings live for the browser tab, like Streamlit's session_state.
+  // Settings live for the browser tab, like Streamlit's session_state. The
+  // data folder is the server's choice and is not kept.
   const saved = (name, el) => {
     const v = sessionStorage.getItem('shirube.' + name);
     if (v !== null) el.value = v;
@@ -37,7 +50,14 @@
   };
   saved('k', k);
   saved('bm25_weight', bm25);
-  saved('data_folder_path', dataFolder);
+
+  // On a phone the settings are folded away behind the 設定 button.
+  settingsToggle.addEventListener('click', () => {
+    const open = settingsToggle.getAttribute('aria-expanded') !== 'true';
+    settingsToggle.setAttribute('aria-expanded', String(open));
+    settings.classList.toggle('open', open);
+    setHeights();
+  });
 
   function showWeights() {
     const w = Number(bm25.value);
@@ -54,6 +74,14 @@
     return n;
   }
 
+  // A 401 means the login expired (or the server restarted): go back to
+  // the login page instead of showing the API's message in the chat.
+  function loginExpired(resp) {
+    if (resp.status !== 401) return false;
+    window.location.assign('/login?expired=1');
+    return true;
+  }
+
   // Enter sends, Shift+Enter is a new line; never while an IME is composing.
   question.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
@@ -63,7 +91,10 @@
   });
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    ask();
+    ask(question.value.trim(), true);
+  });
+  stop.addEventListener('click', () => {
+    if (inflight) inflight.abort();
   });
 
   function el(tag, cls, text) {
@@ -81,12 +112,33 @@
     target.replaceChildren(el('p', 'error', '⚠️ ' + msg));
   }
 
-  async function ask() {
-    const text = question.value.trim();
+  // actions are the copy and regenerate buttons under an answer (the
+  // server renders the same for the exchanges it keeps).
+  function actions() {
+    const bar = el('div', 'actions');
+    const copy = el('button', 'secondary copy', 'コピー');
+    const again = el('button', 'secondary regenerate', '再生成');
+    copy.type = 'button';
+    again.type = 'button';
+    bar.append(copy, again);
+    return bar;
+  }
+
+  function setBusy(on) {
+    busy = on;
+    send.disabled = on;
+    send.hidden = on;
+    stop.hidden = !on;
+    if (on) form.setAttribute('aria-busy', 'true');
+    else form.removeAttribute('aria-busy');
+    setHeights();
+  }
+
+  // ask sends text as a question and streams the answer into a new
+  // exchange at the end of the chat.
+  async function ask(text, fromBox) {
     if (!text || busy) return;
-    busy = true;
-    send.disabled = true;
-    form.setAttribute('aria-busy', 'true');
+    setBusy(true);
 
     const li = el('li', 'exchange');
     const user = el('div', 'msg user');
@@ -103,8 +155,11 @@
     chat.append(li);
     trimHistory();
     li.scrollIntoView({ block: 'end' });
-    question.value = '';
+    if (fromBox) question.value = '';
 
+    const ctl = new AbortController();
+    inflight = ctl;
+    let answered = false;
     try {
       const resp = await fetch('/api/ask', {
         method: 'POST',
@@ -112,7 +167,9 @@
         // The weight is sent only once the user has moved the slider; until
         // then the server chooses it per question (its default).
         body: JSON.stringify({ question: text, k: clampK(), bm25_weight: sessionStorage.getItem('shirube.bm25_weight') === null ? undefined : Number(bm25.value) }),
+        signal: ctl.signal,
       });
+      if (loginExpired(resp)) return;
       if (!resp.ok) {
         const err = await resp.json().catch(() => ({ error: resp.status + ' ' + resp.statusText }));
         showError(reply, err.error);
@@ -123,21 +180,74 @@
           live.textContent += data.text;
         } else if (name === 'done') {
           reply.innerHTML = data.html; // rendered and sanitised by the server
+          answered = true;
         } else if (name === 'error') {
           showError(reply, data.error);
         }
       });
     } catch (err) {
-      showError(reply, '通信に失敗しました: ' + err.message);
+      if (err.name === 'AbortError') {
+        live.removeAttribute('aria-busy');
+        reply.append(el('p', 'stopped', '（回答を停止しました）'));
+        li.dataset.stopped = 'true';
+      } else {
+        showError(reply, '通信に失敗しました: ' + err.message);
+      }
     } finally {
-      busy = false;
-      send.disabled = false;
-      form.removeAttribute('aria-busy');
+      inflight = null;
+      if (answered) li.append(actions());
+      setBusy(false);
       li.scrollIntoView({ block: 'end' });
       question.focus();
       li.dataset.done = 'true'; // the exchange is finished (tests wait for this)
     }
   }
+
+  // answerText is what the copy button copies: the answer as shown, then
+  // its sources.
+  function answerText(li) {
+    const body = li.querySelector('.answer .body');
+    const parts = [(body || li.querySelector('.reply')).innerText.trim()];
+    const cites = Array.from(li.querySelectorAll('details.citation summary'), (s) => s.textContent.trim());
+    if (cites.length) parts.push(cites.join('\n'));
+    return parts.join('\n\n');
+  }
+
+  // copyText puts text on the clipboard. The Clipboard API exists only in
+  // secure contexts (HTTPS, localhost); a LAN address over plain HTTP falls
+  // back to copying a hidden text field.
+  async function copyText(text) {
+    if (window.isSecureContext && navigator.clipboard) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    const area = el('textarea', 'visually-hidden');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    if (!ok) throw new Error('copy refused');
+  }
+
+  chat.addEventListener('click', async (e) => {
+    const btn = e.target.closest('button');
+    if (!btn) return;
+    const li = btn.closest('li.exchange');
+    if (btn.classList.contains('copy')) {
+      const label = btn.textContent;
+      try {
+        await copyText(answerText(li));
+        btn.textContent = 'コピーしました';
+      } catch (err) {
+        btn.textContent = 'コピーできませんでした';
+      }
+      setTimeout(() => { btn.textContent = label; }, 1500);
+    } else if (btn.classList.contains('regenerate')) {
+      ask(li.querySelector('.question').textContent, false);
+    }
+  });
 
   // readEvents parses a text/event-stream response body.
   async function readEvents(resp, on) {
@@ -201,7 +311,7 @@
   async function pollStatus() {
     for (;;) {
       const resp = await fetch('/api/status', { headers: { 'Accept': 'application/json' } });
-      if (!resp.ok) return;
+      if (loginExpired(resp) || !resp.ok) return;
       const st = await resp.json();
       showStatus(st);
       if (!st.rebuild.running) return;
@@ -217,6 +327,7 @@
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ data_folder_path: dataFolder.value.trim() }),
       });
+      if (loginExpired(resp)) return;
       if (!resp.ok && resp.status !== 409) {
         const err = await resp.json().catch(() => ({ error: resp.statusText }));
         status.textContent = '⚠️ ' + err.error;
@@ -230,8 +341,11 @@
     }
   });
 
+  // 会話をクリア forgets the conversation on the server too, so a reload
+  // does not bring it back.
   reset.addEventListener('click', async () => {
-    await fetch('/api/session/reset', { method: 'POST' });
+    const resp = await fetch('/api/session/reset', { method: 'POST' });
+    if (loginExpired(resp)) return;
     chat.replaceChildren();
     question.focus();
   });
