@@ -551,7 +551,7 @@ const tinyCases = `{"version": "0.1", "cases": [
 func testDiffEvalAllSkipped(t *testing.T) {
 	os.WriteFile("cases.json", []byte(`{"version": "0.1", "cases": [
  {"id": "q1", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["冷却"]},
- {"id": "q2", "question": "社員食堂の来月の献立を教えてください", "expected_keywords": ["献立"]}]}`), 0o644)
+ {"id": "q2", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["保守"]}]}`), 0o644)
 	out, _, err := run(t, "", "diff-eval", "--cases", "cases.json", "--a", ".shirube", "--b", ".shirube", "--runs", "1", "--out-dir", "cmp", "--logs", "logs")
 	var ec exitCode
 	if !errors.As(err, &ec) || ec.code == 0 || !strings.Contains(ec.msg, "was SKIPPED") || !strings.Contains(ec.msg, "nothing was compared") {
