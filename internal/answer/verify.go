@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/analysis"
 )
@@ -357,18 +356,15 @@ func removeStatements(text string, stmts []Statement, drop func(i int) bool) str
 }
 
 // splitKeepingCitations returns the byte spans of the sentences of line:
-// it cuts after each sentence end, keeping a citation group that directly
-// follows the end with the sentence it closes.
+// it cuts after each sentence end (analysis.SentenceEnds, the splitter the
+// answers and the evidence score use), keeping a citation group that
+// directly follows the end with the sentence it closes.
 func splitKeepingCitations(line string) [][2]int {
 	var out [][2]int
 	start := 0
-	for i := 0; i < len(line); {
-		r, size := utf8.DecodeRuneInString(line[i:])
-		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
-			(r == '.' && (i+size == len(line) || line[i+size] == ' '))
-		i += size
-		if !end {
-			continue
+	for _, i := range analysis.SentenceEnds(line) {
+		if i < start {
+			continue // the end fell inside citations already swallowed
 		}
 		// Swallow the citations right after the sentence end.
 		for {
