@@ -615,6 +615,14 @@ func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, t
 	return vecs, local, EmbedderInfo{Kind: "local", Model: "tfidf-svd", Dim: local.Dim()}, nil
 }
 
+// ChunkTerms analyses every chunk's text with a, on all cores: the terms
+// BM25 indexes and the local embedder reuses. Every store builds from it.
+func ChunkTerms(a *analysis.Analyzer, chunks []chunk.Chunk) [][]string {
+	terms := make([][]string, len(chunks))
+	parallelFor(len(chunks), func(i int) { terms[i] = a.Terms(chunks[i].Text) })
+	return terms
+}
+
 // parallelFor runs f(0..n-1) on GOMAXPROCS goroutines.
 func parallelFor(n int, f func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
@@ -683,8 +691,7 @@ func FromChunks(ctx context.Context, chunks []chunk.Chunk, opt MemoryOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("analyser: %w", err)
 	}
-	terms := make([][]string, len(chunks))
-	parallelFor(len(chunks), func(i int) { terms[i] = a.Terms(chunks[i].Text) })
+	terms := ChunkTerms(a, chunks)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -2,26 +2,8 @@ package pgstore
 
 import (
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
 )
-
-// parallel runs f(0..n-1) on GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				f(i)
-			}
-		}(w)
-	}
-	wg.Wait()
-}
 
 // unit returns v scaled to unit length in float64 and rounded to float32,
 // as the embedded vector store normalises what it holds.

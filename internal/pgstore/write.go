@@ -431,8 +431,7 @@ func (db *DB) LoadChunks(ctx context.Context, chunks []chunk.Chunk, opt index.Me
 	if err != nil {
 		return index.Meta{}, fmt.Errorf("analyser: %w", err)
 	}
-	terms := make([][]string, len(chunks))
-	parallel(len(chunks), func(i int) { terms[i] = a.Terms(chunks[i].Text) })
+	terms := index.ChunkTerms(a, chunks)
 	var gen int64
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
