@@ -80,6 +80,7 @@ type Result struct {
 	Queries        []string          `json:"queries"` // every query searched, in order
 	Rounds         int               `json:"rounds"`
 	Calls          int               `json:"calls"`
+	Budget         int               `json:"budget"`   // the profile's search budget (MaxCalls)
 	Evidence       []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
 	Top5Relevance  float64           `json:"top5_relevance"`
 	Top10Relevance float64           `json:"top10_relevance"`
@@ -117,7 +118,7 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 		}
 	}
 	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}}
-	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr}
+	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr, Budget: prof.MaxCalls}
 	if err := r.loop(ctx); err != nil {
 		return r.finish(), err
 	}

@@ -64,7 +64,14 @@ type Tokenizer interface {
 type Facet struct {
 	Text     string   `json:"text"`
 	MustHave []string `json:"must_have"` // content terms the evidence must contain
+	// Type is the facet's kind in seed 003's candidate generation —
+	// intent, target, artifact or time — when the LLM planner named it
+	// ("" from the offline planner).
+	Type string `json:"type,omitempty"`
 }
+
+// Facet types of seed 003's facet-driven candidates.
+var FacetTypes = []string{"intent", "target", "artifact", "time"}
 
 // Plan is the outcome of facet planning.
 type Plan struct {
