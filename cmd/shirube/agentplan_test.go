@@ -90,3 +90,45 @@ func TestAskDeepLLMPlanner(t *testing.T) {
 		})
 	}
 }
+
+// TestScopeFlag: --scope limits search and ask to a folder or a document;
+// without it the plain answer path is unchanged (no trace).
+func TestScopeFlag(t *testing.T) {
+	fixture := indexedFixture(t)
+	workspace(t, fixture)
+	q := "バックアップからの復旧手順は？"
+	var sr struct {
+		Results []struct {
+			File string `json:"file"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, "search", "--json", "--k", "8", "--scope", "runbooks/log_retention.md", q)), &sr); err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Results) == 0 {
+		t.Fatal("no results in scope")
+	}
+	for _, r := range sr.Results {
+		if !strings.Contains(r.File, "log_retention") {
+			t.Errorf("search --scope: %s", r.File)
+		}
+	}
+	for _, args := range [][]string{{"ask", "--json", "--scope", "runbooks/log_retention.md", q}, {"ask", "--json", "--profile", "balanced", "--scope", "runbooks/log_retention.md", q}} {
+		var rep assistant.Reply
+		if err := json.Unmarshal([]byte(mustRun(t, args...)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rep.SearchResults {
+			if !strings.Contains(r.File, "log_retention") {
+				t.Errorf("%v: %s", args, r.File)
+			}
+		}
+	}
+	var plain assistant.Reply
+	if err := json.Unmarshal([]byte(mustRun(t, "ask", "--json", q)), &plain); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Trace != nil || len(plain.SearchResults) == 0 || !strings.Contains(plain.SearchResults[0].File, "backup_restore") {
+		t.Errorf("plain ask: trace %+v, results %+v", plain.Trace, plain.SearchResults)
+	}
+}
