@@ -17,8 +17,8 @@ import (
 func TestAskScopeAndTrace(t *testing.T) {
 	var scopes [][]string
 	trace := &assistant.Trace{Profile: "balanced", Route: "direct", Planner: "offline",
-		Facets: []assistant.TraceFacet{{Text: "マルウェア感染端末の隔離", Covered: true}},
-		Rounds: []assistant.TraceRound{{Round: 1, Phase: "seed_recall", Searches: []string{qMalware}}},
+		Facets:   []assistant.TraceFacet{{Text: "マルウェア感染端末の隔離", Covered: true}},
+		Rounds:   []assistant.TraceRound{{Round: 1, Phase: "seed_recall", Searches: []string{qMalware}}},
 		Searches: 1, SearchBudget: 16, StopReason: "coverage_satisfied"}
 	f := newFixture(t, fixtureOptions{retriever: func(ctx context.Context, s *retrieve.Searcher, q string, opt retrieve.Options) (assistant.Retrieval, error) {
 		scopes = append(scopes, opt.Scope)
