@@ -58,6 +58,15 @@ func TestAskDeepLLMPlanner(t *testing.T) {
 			if planned == 0 {
 				t.Fatalf("no planner call among %d requests", fake.Calls())
 			}
+			// Every successful call's tokens count (the fake reports 100
+			// prompt tokens a call); the failing planner's do not.
+			paid := fake.Calls()
+			if tc.want == "offline" {
+				paid -= planned
+			}
+			if rep.TokenUsage.PromptTokens != 100*paid {
+				t.Errorf("prompt tokens %d, want %d (%d paid calls)", rep.TokenUsage.PromptTokens, 100*paid, paid)
+			}
 			tr := rep.Trace
 			if tr == nil || tr.Profile != "deep" || tr.Planner != tc.want || len(tr.Rounds) == 0 || tr.Searches == 0 || tr.SearchBudget == 0 || tr.StopReason == "" {
 				t.Fatalf("trace %+v", tr)

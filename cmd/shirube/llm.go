@@ -157,7 +157,8 @@ func agentRetriever(profile string, tok answer.Tokenizer, planner agent.Complete
 		for _, f := range res.Facets {
 			parts = append(parts, f.Text)
 		}
-		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts, Trace: traceOf(res)}, nil
+		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts, Trace: traceOf(res),
+			Usage: res.PlannerUsage, CostUSD: res.PlannerCostUSD}, nil
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -92,6 +93,10 @@ type Result struct {
 	Trace          []Step            `json:"trace"`
 	Planner        string            `json:"planner"` // offline or llm
 	PlannerError   string            `json:"planner_error,omitempty"`
+	// PlannerUsage and PlannerCostUSD are the LLM planner's tokens and
+	// cost (zero offline), to be added to the answer's.
+	PlannerUsage   llm.Usage `json:"planner_usage"`
+	PlannerCostUSD float64   `json:"planner_cost_usd"`
 }
 
 // Run answers question's retrieval need within the profile's budgets.
@@ -111,6 +116,7 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 	planner, perr := "offline", ""
 	if opt.Planner != nil {
 		p, err := PlanWithLLM(ctx, opt.Planner, question, opt.Tokenizer, prof.CandidateBudget)
+		plan.Usage, plan.CostUSD = p.Usage, p.CostUSD
 		if err != nil {
 			perr = err.Error()
 		} else {
@@ -118,7 +124,8 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 		}
 	}
 	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}, dates: map[string]string{}}
-	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr, Budget: prof.MaxCalls}
+	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr, Budget: prof.MaxCalls,
+		PlannerUsage: plan.Usage, PlannerCostUSD: plan.CostUSD}
 	if err := r.loop(ctx); err != nil {
 		return r.finish(), err
 	}

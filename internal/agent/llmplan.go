@@ -40,6 +40,7 @@ func PlanWithLLM(ctx context.Context, c Completer, question string, tok Tokenize
 	if err != nil {
 		return offline, fmt.Errorf("LLM planner: %w", err)
 	}
+	offline.Usage, offline.CostUSD = resp.Usage, resp.CostUSD
 	var out struct {
 		Route  string       `json:"route"`
 		Facets []typedFacet `json:"facets"`
@@ -56,7 +57,7 @@ func PlanWithLLM(ctx context.Context, c Completer, question string, tok Tokenize
 	default:
 		return offline, fmt.Errorf("LLM planner: route %q", out.Route)
 	}
-	p := Plan{Route: out.Route}
+	p := Plan{Route: out.Route, Usage: resp.Usage, CostUSD: resp.CostUSD}
 	seen := map[string]bool{}
 	for _, tf := range out.Facets {
 		f := cleanFacet(strings.TrimSpace(tf.Text))

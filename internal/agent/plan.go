@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/llm"
 )
 
 // Routes (seed 003 "Route Selection").
@@ -78,6 +79,10 @@ type Plan struct {
 	Route   string   `json:"route"`
 	Facets  []Facet  `json:"facets"`
 	Queries []string `json:"queries"` // seed-recall candidates: original first, then facets
+	// Usage and CostUSD are what the LLM planner's call cost (zero
+	// offline), counted even when its reply was unusable.
+	Usage   llm.Usage `json:"-"`
+	CostUSD float64   `json:"-"`
 }
 
 // comparisonWords make a question multi_hop.

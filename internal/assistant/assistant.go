@@ -62,6 +62,10 @@ type Retrieval struct {
 	// Trace is how the strategy searched, for `ask --json`, the API
 	// answer and the audit log; nil when it keeps none.
 	Trace *Trace
+	// Usage and CostUSD are what model calls the strategy made cost (the
+	// agent's LLM planner); they are added to the reply's.
+	Usage   llm.Usage
+	CostUSD float64
 }
 
 // Trace is seed 003's retrieval trace: the profile, the route, the facets
@@ -292,6 +296,8 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
 			rep.Trace = got.Trace
+			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
+			rep.CostUSD += got.CostUSD
 			best = gate(ctx, s, effective, got, *sopt)
 		} else {
 			var info retrieve.Info
