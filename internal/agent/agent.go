@@ -216,9 +216,12 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	}
 	sopt := r.opt.Search
 	sopt.K = r.searchK()
-	if round > 1 && len(r.pool) > 0 {
-		// Novelty: a later round spends its results on chunks not taken
-		// yet (the pooled ones keep their best score).
+	if phase == "facet_sweep" && len(r.pool) > 0 {
+		// Novelty: the sweep spends its results on chunks not taken yet
+		// (the pooled ones keep their best score). The corrective rounds
+		// do not skip: their keyword queries would otherwise pull in
+		// chunks that match only the rewritten query, whose evidence
+		// scores outrank the whole question's (qa-ja-docs D51).
 		sopt.SkipIDs = make(map[string]bool, len(r.pool))
 		for id := range r.pool {
 			sopt.SkipIDs[id] = true
