@@ -28,7 +28,8 @@ demo: build
 	@rm -rf $(DEMO)
 	$(BIN) index --data examples/data --database $(DEMO)/database --index $(DEMO)/index
 	$(BIN) search --index $(DEMO)/index "アカウントロックアウトの解除手順"
-	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "バックアップからの復旧手順は？"
+	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "アカウントロックアウトの解除手順は？"
+	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "マルウェアに感染した端末の隔離手順は？"
 	$(BIN) ask --index $(DEMO)/index --logs $(DEMO)/logs "ログファイルを削除する方法は？"
 
 bench: build

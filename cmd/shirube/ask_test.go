@@ -201,3 +201,31 @@ func TestAskAgentProfiles(t *testing.T) {
 		t.Errorf("bad profile: %v", err)
 	}
 }
+
+// TestBatchLLMRefusalIsTN: through openai-go against a fake server, the
+// model declines a question the documents do not answer although the
+// retrieval found VPN pages. Claim verification keeps the refusal, so the
+// row without a reference scores TN, not FP with an empty answer.
+func TestBatchLLMRefusalIsTN(t *testing.T) {
+	workspace(t, indexedFixture(t))
+	const refusal = "提供された資料には、公衆無線LANでVPNを接続するときの月額料金についての記載がありません。"
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+			// A re-check of the refusal would call it unsupported.
+			return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":false,"evidence":[]}]}`, Model: "gpt-4o-mini"}
+		}
+		return llmtest.Reply{Text: refusal, Model: "gpt-4o-mini"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	os.WriteFile("in.csv", []byte("Question,Ground Truth,Reference Document,Page,Checklist\n公衆無線LANでVPNを接続するときの月額料金は？,,,,\n"), 0o644)
+	out := mustRun(t, "ask", "in.csv", "--no-optimize", "--logs", "logs")
+	h, rows := readCSV(t, field(t, out, "results"))
+	r := rows[0]
+	if got := r[col(t, h, "RAG Answer")]; got != refusal {
+		t.Errorf("RAG Answer %q; want the refusal kept", got)
+	}
+	if tn, fp := r[col(t, h, "Checklist TN")], r[col(t, h, "Checklist FP")]; tn != "1" || fp != "0" {
+		t.Errorf("Checklist TN %s, FP %s; want 1, 0 (reason: %s)", tn, fp, r[col(t, h, "Evaluation Reason")])
+	}
+}

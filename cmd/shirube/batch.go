@@ -56,6 +56,9 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 		return err
 	}
 	fmt.Fprintf(out, "answered %d rows (%d resumed, %d failed, %d without a question)\n", res.Rows, res.Resumed, res.Failed, res.Skipped)
+	if res.JudgeFailed > 0 {
+		fmt.Fprintf(out, "%d of the failed rows: the checklist judge failed twice (their checklist metrics are missing; the summary's averages cover the other rows)\n", res.JudgeFailed)
+	}
 	fmt.Fprintf(out, "results: %s\n", res.Output)
 	if !res.Evaluated {
 		if enableRL {
@@ -78,6 +81,7 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 	lay := pageLayout(cmd, g.cfg)
 	oopt := optimize.Options{
 		Input:    res.Output,
+		Target:   path, // seed 000: the input CSV's column is updated
 		Root:     lay.root,
 		Scope:    lay.scope,
 		Workers:  workers,
@@ -94,6 +98,9 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 		return fmt.Errorf("folder optimisation: %w (the results above are complete; rerun with --no-optimize to skip it)", err)
 	}
 	printOptimize(out, ores)
+	if ores.Manifest != "" {
+		return refreshIndex(ctx, lay.cfg, out)
+	}
 	return nil
 }
 

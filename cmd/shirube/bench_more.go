@@ -1,15 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/csvx"
 )
 
 // addMoreBench adds the scale, answers and refusal benchmarks.
@@ -74,7 +77,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	refusal.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N questions (0 = all)")
 	refusal.MarkFlagRequired("dir")
 
-	var qfile, indexDir, profiles string
+	var qfile, indexDir, profiles, recordsDir string
 	agentCmd := &cobra.Command{
 		Use:   "agent --questions FILE",
 		Short: "Seed 003 KPIs: the same questions through fast, balanced and deep (calls, latency, relevance, coverage)",
@@ -83,6 +86,9 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 			qs, err := bench.LoadQuestions(qfile)
 			if err != nil {
 				return err
+			}
+			if w := bench.ProtocolWarning(len(qs)); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
 			cfg := g.cfg
 			cfg.IndexDir = indexDir
@@ -102,14 +108,28 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 			if err != nil {
 				return err
 			}
+			recPath, err := writeAgentRecords(recordsDir, reps)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "per-question records: %s\n", recPath)
 			if *jsonOut {
 				return printReport(cmd.OutOrStdout(), reps, true)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %14s %15s %10s %10s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_latency", "top5_relevance", "top10_relevance", "supported", "citation", "facet_cover", "unknowns", "corrective")
+			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %13s %14s %15s %10s %10s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_e2e", "p95_retrieval", "top5_relevance", "top10_relevance", "supported", "citation", "facet_cover", "unknowns", "corrective")
 			for _, r := range reps {
-				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %14.3f %15.3f %10.3f %10.3f %13.3f %10.3f %10.3f  %v\n",
-					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.Top5Relevance, r.Top10Relevance, r.SupportedRate, r.CitationPrecision, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
+				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %10.2f ms %14.3f %15.3f %10.3f %10.3f %13.3f %10.3f %10.3f  %v\n",
+					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.P95RetrievalMs, r.Top5Relevance, r.Top10Relevance, r.SupportedRate, r.CitationPrecision, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
+			}
+			for _, r := range reps {
+				if r.Adoption != nil {
+					verdict := "do not adopt"
+					if r.Adoption.Adopt {
+						verdict = "adopt"
+					}
+					fmt.Fprintf(w, "adoption of %s: %s (%s)\n", r.Profile, verdict, r.Adoption.Reason)
+				}
 			}
 			return nil
 		},
@@ -117,6 +137,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().StringVar(&qfile, "questions", "eval/eval_dataset.json", "question set: an eval dataset (.json) or a CSV with a Question column")
 	agentCmd.Flags().StringVar(&indexDir, "index", config.DefaultIndexDir, "index directory")
 	agentCmd.Flags().StringVar(&profiles, "profiles", "fast,balanced,deep", "profiles to compare")
+	agentCmd.Flags().StringVar(&recordsDir, "records", "results", "folder for agent_records_YYYYMMDD_HHMMSS.jsonl, one line per question and profile")
 	agentCmd.Flags().String("generator", "", "answers to check: extractive or llm (default: llm when an API key is set, else extractive)")
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
@@ -140,4 +161,27 @@ func printRefusal(w io.Writer, rep bench.RefusalReport) {
 		}
 		fmt.Fprintf(w, "best balance: %.3f (answered %.1f %%, refused %.1f %%)\n", p.Best.Threshold, 100*p.Best.AnsweredPresent, 100*p.Best.RefusedAbsent)
 	}
+}
+
+// writeAgentRecords writes every per-question record of the reports, one
+// JSON object a line, to a new timestamped file in dir.
+func writeAgentRecords(dir string, reps []bench.AgentReport) (string, error) {
+	f, path, err := csvx.CreateTimestamped(dir, "agent_records_", ".jsonl", time.Now())
+	if err != nil {
+		return "", err
+	}
+	enc := json.NewEncoder(f)
+	enc.SetEscapeHTML(false)
+	for _, r := range reps {
+		for _, rec := range r.Records {
+			if err := enc.Encode(rec); err != nil {
+				f.Close()
+				return "", fmt.Errorf("write %s: %w", path, err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
 }

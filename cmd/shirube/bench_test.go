@@ -89,16 +89,72 @@ func TestBenchAgentLLM(t *testing.T) {
 	})
 	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
 	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
-	out := mustRun(t, "bench", "agent", "--generator", "llm", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--json")
+	out, stderr, err := run(t, "", "bench", "agent", "--generator", "llm", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--json", "--records", "recs")
+	if err != nil {
+		t.Fatalf("bench agent: %v\n%s", err, stderr)
+	}
+	type record struct {
+		Profile     string  `json:"profile"`
+		Question    string  `json:"question"`
+		RetrievalMs float64 `json:"retrieval_ms"`
+		EndToEndMs  float64 `json:"end_to_end_ms"`
+		Generator   string  `json:"generator"`
+	}
 	var reps []struct {
-		Profile   string  `json:"profile"`
-		Questions int     `json:"questions"`
-		Generator string  `json:"generator"`
-		Supported float64 `json:"answer_supported_rate"`
-		Precision float64 `json:"citation_precision"`
+		Profile      string  `json:"profile"`
+		Questions    int     `json:"questions"`
+		Generator    string  `json:"generator"`
+		Supported    float64 `json:"answer_supported_rate"`
+		Precision    float64 `json:"citation_precision"`
+		P95          float64 `json:"p95_latency_ms"`
+		P95Retrieval float64 `json:"p95_retrieval_ms"`
+		Adoption     *struct {
+			Adopt  bool   `json:"adopt"`
+			Reason string `json:"reason"`
+		} `json:"adoption"`
+		Records []record `json:"records"`
 	}
 	if err := json.Unmarshal([]byte(out), &reps); err != nil {
 		t.Fatalf("bench agent --json: %v\n%s", err, out)
+	}
+	// Seed 003's protocol: fewer than 20 questions is warned about.
+	if !strings.Contains(stderr, "experiment protocol asks for at least 20") {
+		t.Errorf("no warning about the small question set:\n%s", stderr)
+	}
+	for _, r := range reps {
+		if len(r.Records) != r.Questions {
+			t.Errorf("%s: %d records for %d questions", r.Profile, len(r.Records), r.Questions)
+		}
+		// End to end includes retrieval, so it is never shorter.
+		if r.P95 < r.P95Retrieval {
+			t.Errorf("%s: p95 end to end %v < p95 retrieval %v", r.Profile, r.P95, r.P95Retrieval)
+		}
+		for _, rec := range r.Records {
+			if rec.Profile != r.Profile || rec.Question == "" || rec.EndToEndMs < rec.RetrievalMs || rec.Generator != "llm:gpt-4o-mini" {
+				t.Errorf("record %+v", rec)
+			}
+		}
+		// The adoption verdict is given for balanced only; its answers are
+		// unsupported, so it is not adopted.
+		switch {
+		case r.Profile == "balanced" && (r.Adoption == nil || r.Adoption.Adopt || !strings.Contains(r.Adoption.Reason, "answer_supported_rate 0.000 < 0.90")):
+			t.Errorf("balanced adoption %+v; want do not adopt, with the reason", r.Adoption)
+		case r.Profile != "balanced" && r.Adoption != nil:
+			t.Errorf("%s has an adoption verdict", r.Profile)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("recs", "agent_records_*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("records files %v; want one", files)
+	}
+	data, _ := os.ReadFile(files[0])
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(reps) == 0 || len(lines) != 2*reps[0].Questions {
+		t.Errorf("%d record lines; want one per question and profile", len(lines))
+	}
+	var first record
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Profile != "fast" {
+		t.Errorf("first record %q: %v", lines[0], err)
 	}
 	// An answer and a claim re-check per question and profile.
 	if len(reps) != 2 || fake.Calls() != 4*reps[0].Questions {

@@ -19,6 +19,7 @@ import (
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/eval/batch"
 	"github.com/shirube/shirube/internal/eval/convert"
 	"github.com/shirube/shirube/internal/eval/diffeval"
@@ -177,9 +178,33 @@ func printOptimize(w io.Writer, res optimize.Result) {
 	if res.Output != "" {
 		fmt.Fprintf(w, "optimized CSV: %s\n", res.Output)
 	}
+	if res.Backup != "" {
+		fmt.Fprintf(w, "backup: %s\n", res.Backup)
+	}
 	if res.Manifest != "" {
 		fmt.Fprintf(w, "manifest: %s (undo with: shirube optimize --undo %s)\n", res.Manifest, res.Manifest)
 	}
+}
+
+// refreshIndex brings the index up to date after optimize created or
+// --undo deleted page copies, so search and the Opt Ref metrics of the next
+// batch see the database as it is. Without an index there is nothing to
+// refresh.
+func refreshIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
+	m, err := index.ReadMeta(cfg.IndexDir)
+	if err != nil {
+		return nil
+	}
+	var cat *document.CategorizeOptions
+	if m.Categorized {
+		cat = &document.CategorizeOptions{}
+	}
+	sum, err := runIndexWith(ctx, cfg, false, cat, io.Discard)
+	if err != nil {
+		return fmt.Errorf("the page database changed but the index could not be refreshed: %w; run: shirube index", err)
+	}
+	fmt.Fprintf(w, "index refreshed: %d documents, %d pages\n", sum.Documents, sum.Pages)
+	return nil
 }
 
 // userError ends the command with "Error: …" on stderr and status 1.
@@ -194,7 +219,7 @@ func userError(err error) error {
 // ---- optimize ----
 
 func newOptimizeCmd(g *globals) *cobra.Command {
-	var inPlace, enableRL bool
+	var separate, enableRL bool
 	var undo, outDir string
 	var workers, attempts int
 	cmd := &cobra.Command{
@@ -204,8 +229,11 @@ func newOptimizeCmd(g *globals) *cobra.Command {
 and, for every question whose reference pages were not retrieved
 (Ref Recall < 1), proposes a more telling folder inside the page database and
 copies the missed pages there. The copies are recorded as aliases
-("original|copy") in the Optimized Reference Document column of a new CSV
-(or of the input with --in-place), so the next batch run scores both.
+("original|copy", merged with the aliases already there) in the Optimized
+Reference Document column of the input CSV, after a backup copy
+<stem>_backup_<time>.csv is written next to it (--separate writes
+<stem>_optimized_<time>.csv instead), so the next batch run scores both.
+The index is refreshed afterwards, and again after --undo.
 
 Pages are only copied, never moved; every file and folder created is listed
 in optimize_manifest_*.json, and --undo MANIFEST deletes them again (files
@@ -237,6 +265,12 @@ copies that did not help (up to --attempts per question).`,
 				if err != nil {
 					return err
 				}
+				if len(rep.Removed) > 0 {
+					// The index still holds the deleted copies until it is rebuilt.
+					if err := refreshIndex(ctx, pageLayout(cmd, g.cfg).cfg, out); err != nil {
+						return err
+					}
+				}
 				fmt.Fprintf(out, "removed %d file(s) and folder(s) created by the optimisation\n", len(rep.Removed))
 				for _, p := range rep.Removed {
 					fmt.Fprintln(out, "  removed", p)
@@ -254,7 +288,7 @@ copies that did not help (up to --attempts per question).`,
 				Root:        lay.root,
 				Scope:       lay.scope,
 				OutputDir:   outDir,
-				InPlace:     inPlace,
+				Separate:    separate,
 				Workers:     workers,
 				EnableRL:    enableRL,
 				MaxAttempts: attempts,
@@ -277,11 +311,16 @@ copies that did not help (up to --attempts per question).`,
 				return err
 			}
 			printOptimize(out, res)
+			if res.Manifest != "" {
+				return refreshIndex(ctx, lay.cfg, out)
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&inPlace, "in-place", false, "rewrite the input CSV instead of writing <stem>_optimized_<time>.csv")
+	f.BoolVar(&separate, "separate", false, "leave the input CSV as it is and write <stem>_optimized_<time>.csv instead")
+	f.Bool("in-place", true, "update the input CSV (the default; kept for old scripts)")
+	f.MarkHidden("in-place")
 	f.BoolVar(&enableRL, "enable-rl", false, "re-index and re-ask after each copy; delete copies that did not help")
 	f.StringVar(&undo, "undo", "", "delete what the run of this optimize_manifest_*.json created")
 	f.StringVar(&outDir, "output-dir", "", "folder for the new CSV and the manifest (default: the input's folder)")
@@ -511,7 +550,10 @@ func newEvalCmd(g *globals) *cobra.Command {
 the configured assistant, checks citations, keywords, forbidden phrases and
 guard flags deterministically, and — when an LLM is configured — adds the
 six-axis LLM judge. Results go to eval/evaluation_results_YYYY-MM-DD.json.
-The exit status is 1 when the verdict is FAIL, so CI can gate on it.`,
+A case with a forbidden phrase, a wrong flag or a missing banner fails
+whatever its score. The exit status is 1 when the verdict is FAIL and 3
+(ExitJudgeFailed) when the LLM judge failed on any case: such a case was not
+judged, counts as failed, and "scored_by" in the results says so.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -553,6 +595,9 @@ The exit status is 1 when the verdict is FAIL, so CI can gate on it.`,
 					return err
 				}
 			}
+			if res.JudgeFailed > 0 {
+				return exitCode{code: ExitJudgeFailed, msg: judgeFailedMessage(res)}
+			}
 			if !res.Passed {
 				return exitCode{code: 1, msg: fmt.Sprintf("FAIL: %d of %d cases passed (%.0f%%, %d%% needed) — details in %s", res.PassCount, res.Total, 100*res.PassRate, evalset.PassRatePct, res.Path)}
 			}
@@ -565,6 +610,24 @@ The exit status is 1 when the verdict is FAIL, so CI can gate on it.`,
 	f.StringVar(&judgeMode, "judge", "auto", "auto (LLM judge when a key is set), llm or offline (deterministic checks only)")
 	f.BoolVar(&jsonOut, "json", false, "print the results as JSON")
 	return cmd
+}
+
+// ExitJudgeFailed is the exit status of eval when the LLM judge failed on
+// at least one case: the run is an error, not a FAIL of the assistant.
+const ExitJudgeFailed = 3
+
+// judgeFailedMessage says how many cases the judge could not score, why
+// (the first error) and what to do.
+func judgeFailedMessage(res evalset.Result) string {
+	first := ""
+	for _, c := range res.Cases {
+		if c.JudgeError != "" {
+			first = c.JudgeError
+			break
+		}
+	}
+	return fmt.Sprintf("ERROR: the LLM judge (%s) failed on %d of %d cases (%d judged); those cases count as failed and were scored by the deterministic checks only (scored_by %q) — details in %s\nfirst judge error: %s\nFix the judge's key, model or endpoint and run again, or run offline with --judge offline.",
+		res.Judge, res.JudgeFailed, res.Total, res.Judged, evalset.JudgeFallback, res.Path, first)
 }
 
 // ---- diff-eval ----
@@ -641,7 +704,11 @@ written to eval/ as JSON, Markdown and a PNG bar chart.
 By default it indexes the same data folder twice into a temporary folder:
 A with HTML extracted as plain text, B with HTML converted to Markdown. The
 data folder is --data, else the case file's "corpus" (its html/ subfolder
-when present). With --a and --b it compares two existing index folders.`,
+when present); a data folder holding both HTML and text copies of the same
+documents is warned about. With --a and --b it compares two existing index
+folders. The exit status is 1 when every case of a configuration was
+SKIPPED (no detectable answer: refusals, or failed answers): nothing was
+compared.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -673,6 +740,11 @@ when present). With --a and --b it compares two existing index folders.`,
 						return fmt.Errorf("no data folder: %s names corpus %q, which was not found; pass --data DIR (the folder to index twice) or --a/--b index folders", cases, cf.Corpus)
 					}
 					data = d
+				}
+				if tw, err := diffeval.FindTwins(data); err != nil {
+					warn(err.Error())
+				} else if w := tw.Warning(data); w != "" {
+					warn(w)
 				}
 				base := work
 				if base == "" {
@@ -720,6 +792,9 @@ when present). With --a and --b it compares two existing index folders.`,
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameA, rep.A.Pass, rep.A.Fail, rep.A.Skipped, rep.A.Cases)
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
+			if name, why, none := rep.Unevaluated(); none {
+				return exitCode{code: 1, msg: fmt.Sprintf("Error: every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL).", name, why)}
+			}
 			return nil
 		},
 	}

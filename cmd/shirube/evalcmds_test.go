@@ -98,8 +98,27 @@ func TestEvalCommands(t *testing.T) {
 	t.Run("BatchAskOptimizeUndo", func(t *testing.T) { testBatchAskOptimizeUndo(t, workspace(t, fixture)) })
 	t.Run("OptimizeNeedsInput", func(t *testing.T) { workspace(t, fixture); testOptimizeNeedsInput(t) })
 	t.Run("Questions", func(t *testing.T) { testQuestions(t, workspace(t, fixture)) })
+	t.Run("QuestionsCategorized", func(t *testing.T) {
+		ws := workspace(t, fixture)
+		mustRun(t, "index", "--categorize")
+		sections, _ := filepath.Glob(filepath.Join(ws, "database", "manuals", "vpn_manual", "*", "page_*.md"))
+		if len(sections) == 0 {
+			t.Fatal("index --categorize wrote no section folder for the PDF")
+		}
+		testQuestions(t, ws) // every reference names a page that exists
+		_, rows := readCSV(t, "q.csv")
+		found := false
+		for _, r := range rows {
+			found = found || strings.Contains(r[2], "vpn_manual/") && strings.Count(r[2], "/") >= 4
+		}
+		if !found {
+			t.Error("no reference names a page of the PDF inside its section folder")
+		}
+	})
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
+	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
 	t.Run("DiffEval", func(t *testing.T) { workspace(t, fixture); testDiffEval(t) })
+	t.Run("DiffEvalAllSkipped", func(t *testing.T) { workspace(t, fixture); testDiffEvalAllSkipped(t) })
 }
 
 // tree lists every file under dir, relative and sorted.
@@ -222,11 +241,30 @@ func testBatchAskOptimizeUndo(t *testing.T, ws string) {
 	if got := tree(t, filepath.Join(ws, "database")); slices.Equal(got, before) {
 		t.Error("the database tree did not change")
 	}
+	// Seed 000: the input CSV itself got the column, and a backup of it
+	// was kept beside it.
+	if p := field(t, out, "optimized CSV"); p != "input.csv" {
+		t.Errorf("optimized CSV %s; want the input updated", p)
+	}
+	backups, _ := filepath.Glob("input_backup_*.csv")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v; want one", backups)
+	} else if b, _ := os.ReadFile(backups[0]); string(b) != batchInput {
+		t.Errorf("backup differs from the input as it was")
+	}
+	// The index was refreshed: search finds the copy at once.
+	const retention = "ログの保存期間は？"
+	if !strings.Contains(out, "index refreshed") || !strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after optimize the index does not hold the copy %s", cp)
+	}
 
 	manifest := field(t, out, "manifest")
 	uout := mustRun(t, "optimize", "--undo", manifest)
 	if !strings.Contains(uout, "removed "+cp) {
 		t.Errorf("undo output does not name %s:\n%s", cp, uout)
+	}
+	if !strings.Contains(uout, "index refreshed") || strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after undo the index still returns the deleted copy %s", cp)
 	}
 	if got := tree(t, filepath.Join(ws, "database")); !slices.Equal(got, before) {
 		t.Errorf("after undo the database tree is\n%v\nwant\n%v", got, before)
@@ -289,13 +327,19 @@ const failingDataset = `{"version": "1.0", "test_cases": [
   "expected_citations": ["runbooks/no_such_page.md"], "expected_keywords": ["存在しない語句"],
   "expected_flags": {"insufficient_evidence": true, "ambiguous_query": false}}]}`
 
-func testEvalDataset(t *testing.T, repo string) {
+// copyEvalDataset puts the repository's eval dataset at eval/eval_dataset.json.
+func copyEvalDataset(t *testing.T, repo string) {
+	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repo, "eval", "eval_dataset.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll("eval", 0o755)
 	os.WriteFile("eval/eval_dataset.json", b, 0o644)
+}
+
+func testEvalDataset(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
 
 	out := mustRun(t, "eval", "eval/eval_dataset.json", "--logs", "logs")
 	if !strings.Contains(out, ": PASS — results in ") {
@@ -315,10 +359,56 @@ func testEvalDataset(t *testing.T, repo string) {
 	}
 
 	os.WriteFile("bad.json", []byte(failingDataset), 0o644)
-	_, _, err = run(t, "", "eval", "bad.json", "--logs", "logs")
+	_, _, err := run(t, "", "eval", "bad.json", "--logs", "logs")
 	var ec exitCode
 	if !errors.As(err, &ec) || ec.code != 1 || !strings.Contains(ec.msg, "FAIL") {
 		t.Errorf("failing dataset: err %v, want exit code 1 with FAIL", err)
+	}
+}
+
+// testEvalJudgeDown: eval --judge llm against a fake OpenAI server whose
+// every judge call fails with HTTP 500. The answers come from the same
+// server; the run must end with ExitJudgeFailed, not PASS.
+func testEvalJudgeDown(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.User, "SOC運用RAGシステムの評価者") {
+			return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "judge overloaded"}
+		}
+		return fakeOpenAIReply(r)
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	_, _, err := run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != ExitJudgeFailed || !strings.Contains(ec.msg, "LLM judge") || !strings.Contains(ec.msg, "judge overloaded") {
+		t.Fatalf("eval with the judge down: err %v; want exit %d naming the judge failure", err, ExitJudgeFailed)
+	}
+	matches, _ := filepath.Glob("eval/evaluation_results_*.json")
+	if len(matches) != 1 {
+		t.Fatalf("results files %v, want one", matches)
+	}
+	var res struct {
+		Verdict     string `json:"verdict"`
+		Judged      int    `json:"judged"`
+		JudgeFailed int    `json:"judge_failed"`
+		Total       int    `json:"total"`
+		Cases       []struct {
+			ScoredBy string `json:"scored_by"`
+			Passed   bool   `json:"passed"`
+		} `json:"cases"`
+	}
+	jb, _ := os.ReadFile(matches[0])
+	if err := json.Unmarshal(jb, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "ERROR" || res.Judged != 0 || res.JudgeFailed != res.Total || res.Total == 0 {
+		t.Errorf("results: verdict %s, judged %d, judge_failed %d of %d", res.Verdict, res.Judged, res.JudgeFailed, res.Total)
+	}
+	for i, c := range res.Cases {
+		if c.ScoredBy != "deterministic-fallback" || c.Passed {
+			t.Errorf("case %d scored by %q, passed %t", i, c.ScoredBy, c.Passed)
+		}
 	}
 }
 
@@ -452,6 +542,22 @@ func TestJudgeAnthropic(t *testing.T) {
 const tinyCases = `{"version": "0.1", "cases": [
  {"id": "c1", "question": "アカウントロックアウトのしきい値は何回ですか", "expected_keywords": ["10回"]},
  {"id": "c2", "question": "重大度の判定基準は何ですか", "expected_keywords": ["重大度"]}]}`
+
+// testDiffEvalAllSkipped: when no answer of a configuration can be
+// evaluated — here every question is outside the corpus, so every answer
+// is the insufficient-evidence refusal (SKIPPED); an LLM that is down with
+// no fallback or an index of other documents end the same way — diff-eval
+// compared nothing and must exit non-zero, saying why on stderr.
+func testDiffEvalAllSkipped(t *testing.T) {
+	os.WriteFile("cases.json", []byte(`{"version": "0.1", "cases": [
+ {"id": "q1", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["冷却"]},
+ {"id": "q2", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["保守"]}]}`), 0o644)
+	out, _, err := run(t, "", "diff-eval", "--cases", "cases.json", "--a", ".shirube", "--b", ".shirube", "--runs", "1", "--out-dir", "cmp", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code == 0 || !strings.Contains(ec.msg, "was SKIPPED") || !strings.Contains(ec.msg, "nothing was compared") {
+		t.Fatalf("diff-eval with every case skipped: err %v; want a non-zero exit saying every case was SKIPPED\n%s", err, out)
+	}
+}
 
 func testDiffEval(t *testing.T) {
 	os.WriteFile("cases.json", []byte(tinyCases), 0o644)

@@ -167,10 +167,34 @@ func (t AnswerType) quantityIn(norm string) bool {
 	for _, loc := range numeralRe.FindAllStringIndex(norm, -1) {
 		rest := strings.TrimLeft(norm[loc[1]:], " ")
 		for _, c := range t.Counters {
-			if strings.HasPrefix(rest, c) {
+			if strings.HasPrefix(rest, c) && !isDatePart(norm[:loc[0]], norm[loc[0]:loc[1]], c) {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// isDatePart reports whether a numeral followed by counter c is part of a
+// calendar date rather than a quantity: 「10月1日」 is no number of days,
+// 「2024年」 and 「令和5年」 no number of years. before is the text before
+// the numeral.
+func isDatePart(before, num, c string) bool {
+	before = strings.TrimRight(before, " ")
+	switch c {
+	case "日":
+		return strings.HasSuffix(before, "月")
+	case "年":
+		if len(num) == 4 && num[0] >= '1' && num[0] <= '2' {
+			return true // a year of the common era
+		}
+		for _, era := range []string{"令和", "平成", "昭和", "大正", "明治"} {
+			if strings.HasSuffix(before, era) {
+				return true
+			}
+		}
+	case "月":
+		return strings.HasSuffix(before, "年")
 	}
 	return false
 }

@@ -20,18 +20,25 @@ import (
 // closes on the line is ignored, so a stray 「 cannot swallow a paragraph.
 // Fragments without a letter or digit are dropped; the rest are trimmed.
 func Sentences(line string) []string {
-	closes := bracketClosers(line)
 	var out []string
-	add := func(s string) {
-		s = strings.TrimSpace(s)
-		for _, r := range s {
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
-				out = append(out, s)
-				return
-			}
-		}
-	}
 	start := 0
+	for _, end := range append(SentenceEnds(line), len(line)) {
+		if seg := strings.TrimSpace(line[start:end]); hasLetterOrDigit(seg) {
+			out = append(out, seg)
+		}
+		start = end
+	}
+	return out
+}
+
+// SentenceEnds returns the byte offsets in line just after each sentence end
+// (closing brackets and quotes that follow the mark included), by the rules
+// of Sentences. The text after the last offset, if any, is an unfinished
+// sentence. Claim verification uses it to cut an answer where Sentences
+// would, keeping each sentence's citation markers with it.
+func SentenceEnds(line string) []int {
+	closes := bracketClosers(line)
+	var ends []int
 	var open []int // byte offsets of the closers of the brackets we are inside
 	for i := 0; i < len(line); {
 		r, size := utf8.DecodeRuneInString(line[i:])
@@ -43,7 +50,7 @@ func Sentences(line string) []string {
 		case len(open) > 0 && open[len(open)-1] == i:
 			open = open[:len(open)-1]
 		case len(open) > 0:
-		case r == '。' || r == '！' || r == '？' || r == '!' || r == '?' || r == '｡':
+		case r == '。' || r == '！' || r == '？' || r == '!' || r == '?' || r == '｡' || r == '．':
 			cut = true
 		case r == '.' || r == ';':
 			if end == len(line) || line[end] == ' ' {
@@ -59,13 +66,20 @@ func Sentences(line string) []string {
 				}
 				end += n
 			}
-			add(line[start:end])
-			start = end
+			ends = append(ends, end)
 		}
 		i = end
 	}
-	add(line[start:])
-	return out
+	return ends
+}
+
+func hasLetterOrDigit(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // SplitSentences splits text into sentences line by line (see Sentences).

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/analysis"
 )
@@ -92,7 +91,9 @@ const DefaultClaimCoverage = 0.6
 // VerifyClaims checks every claim of text against the evidence it cites.
 // evidence maps a citation number to the full text of that chunk. A
 // statement (a sentence, or a list item) with fewer than two content words
-// and no number — 「以下の手順です。」 — makes no claim and is skipped.
+// and no number — 「以下の手順です。」 — makes no claim and is skipped, and
+// so is a refusal (IsRefusal: 「…の記載がありません。」), which must survive
+// verification as a refusal.
 //
 // A claim is supported when one piece of evidence it cites contains at
 // least minCoverage of its content words (found as analysed terms or, for
@@ -134,6 +135,9 @@ func verifyClaims(text string, evidence map[int]string, uncited []string, tok To
 		nums := numbers(s.Text)
 		if len(words) < 2 && len(nums) == 0 {
 			continue
+		}
+		if IsRefusal(s.Text) {
+			continue // "…の記載がありません" states an absence, not a fact to check
 		}
 		// A bracketed number that names no evidence is text (an index in a
 		// quoted command: Properties[0]), not a citation.
@@ -352,18 +356,15 @@ func removeStatements(text string, stmts []Statement, drop func(i int) bool) str
 }
 
 // splitKeepingCitations returns the byte spans of the sentences of line:
-// it cuts after each sentence end, keeping a citation group that directly
-// follows the end with the sentence it closes.
+// it cuts after each sentence end (analysis.SentenceEnds, the splitter the
+// answers and the evidence score use), keeping a citation group that
+// directly follows the end with the sentence it closes.
 func splitKeepingCitations(line string) [][2]int {
 	var out [][2]int
 	start := 0
-	for i := 0; i < len(line); {
-		r, size := utf8.DecodeRuneInString(line[i:])
-		end := r == '。' || r == '！' || r == '？' || r == '!' || r == '?' ||
-			(r == '.' && (i+size == len(line) || line[i+size] == ' '))
-		i += size
-		if !end {
-			continue
+	for _, i := range analysis.SentenceEnds(line) {
+		if i < start {
+			continue // the end fell inside citations already swallowed
 		}
 		// Swallow the citations right after the sentence end.
 		for {

@@ -267,3 +267,30 @@ func TestGateInEveryStrategy(t *testing.T) {
 		})
 	}
 }
+
+// TestDemoRunbookSteps: the two runbook questions of the demo are answered
+// with their steps — the unlock commands and the EDR isolation steps —
+// not with an overview or a user notice.
+func TestDemoRunbookSteps(t *testing.T) {
+	ix := demoIndex(t)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{
+		Search:             retrieve.Options{K: 4, BM25Weight: 0.6, AutoWeight: true},
+		ProcedureLookahead: 3,
+	})
+	for q, want := range map[string]string{
+		"アカウントロックアウトの解除手順は？":  "Unlock-ADAccount -Identity",
+		"マルウェアに感染した端末の隔離手順は？": "「ネットワーク封じ込め」を実行して端末をネットワークから隔離する",
+	} {
+		rep, err := a.Ask(context.Background(), assistant.Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rep.Answer, want) {
+			t.Errorf("%s: answer %q lacks %q", q, rep.Answer, want)
+		}
+		if len(rep.SearchResults) < 1 || len(rep.Evidence) < 1 {
+			t.Errorf("%s: %d results, %d evidence", q, len(rep.SearchResults), len(rep.Evidence))
+		}
+	}
+}

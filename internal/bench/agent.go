@@ -26,8 +26,12 @@ type AgentReport struct {
 	AvgCalls float64 `json:"avg_calls"`
 	// AvgRounds is the mean number of retrieval rounds.
 	AvgRounds float64 `json:"avg_rounds"`
-	// P95LatencyMs is the 95th percentile of the retrieval time.
-	P95LatencyMs float64 `json:"p95_latency_ms"`
+	// P95LatencyMs is the 95th percentile of the end-to-end time of a
+	// question: retrieval, answer generation and claim verification (with
+	// an LLM generator: the model calls). P95RetrievalMs is the retrieval
+	// part alone (planning and every search round).
+	P95LatencyMs   float64 `json:"p95_latency_ms"`
+	P95RetrievalMs float64 `json:"p95_retrieval_ms"`
 	// Top5Relevance is the mean absolute evidence score of the top 5
 	// (seed: top5_relevance, measured by the evidence score instead of
 	// human judgement).
@@ -53,6 +57,73 @@ type AgentReport struct {
 	ResolutionRate float64        `json:"ambiguity_resolution_rate"`
 	Routes         map[string]int `json:"routes"`
 	Machine        Machine        `json:"machine"`
+	// Adoption is seed 003's verdict for the balanced profile (nil for the
+	// others): see Adopt.
+	Adoption *Adoption `json:"adoption,omitempty"`
+	// Records are the per-question records of the experiment protocol.
+	Records []AgentRecord `json:"records"`
+}
+
+// AgentRecord is one question through one profile (seed 003's experiment
+// protocol: "record per question").
+type AgentRecord struct {
+	Profile           string  `json:"profile"`
+	Question          string  `json:"question"`
+	Route             string  `json:"route"`
+	Calls             int     `json:"calls"`
+	Rounds            int     `json:"rounds"`
+	RetrievalMs       float64 `json:"retrieval_ms"`
+	EndToEndMs        float64 `json:"end_to_end_ms"` // retrieval + generation + verification
+	Generator         string  `json:"generator"`
+	SupportedRate     float64 `json:"answer_supported_rate"`
+	CitationPrecision float64 `json:"citation_precision"`
+	Facets            int     `json:"facets"`
+	FacetsCovered     int     `json:"facets_covered"`
+	Unknowns          int     `json:"unknowns"`
+	Corrective        bool    `json:"corrective"`
+}
+
+// Seed 003's experiment protocol: at least ProtocolMinQuestions fixed
+// questions, and the balanced profile is adopted when its answers are
+// supported at AdoptSupportedRate and its citations precise at
+// AdoptCitationPrecision.
+const (
+	ProtocolMinQuestions   = 20
+	AdoptSupportedRate     = 0.90
+	AdoptCitationPrecision = 0.95
+	AdoptProfile           = "balanced"
+)
+
+// Adoption is the adoption verdict of a profile.
+type Adoption struct {
+	Adopt  bool   `json:"adopt"`
+	Reason string `json:"reason"`
+}
+
+// Adopt applies seed 003's adoption rule to a report: answer_supported_rate
+// ≥ 0.90 and citation_precision ≥ 0.95 → adopt.
+func Adopt(r AgentReport) Adoption {
+	var why []string
+	if r.SupportedRate < AdoptSupportedRate {
+		why = append(why, fmt.Sprintf("answer_supported_rate %.3f < %.2f", r.SupportedRate, AdoptSupportedRate))
+	}
+	if r.CitationPrecision < AdoptCitationPrecision {
+		why = append(why, fmt.Sprintf("citation_precision %.3f < %.2f", r.CitationPrecision, AdoptCitationPrecision))
+	}
+	if len(why) == 0 {
+		return Adoption{Adopt: true, Reason: fmt.Sprintf("answer_supported_rate %.3f ≥ %.2f and citation_precision %.3f ≥ %.2f",
+			r.SupportedRate, AdoptSupportedRate, r.CitationPrecision, AdoptCitationPrecision)}
+	}
+	return Adoption{Reason: strings.Join(why, "; ")}
+}
+
+// ProtocolWarning is the warning for a question set smaller than the
+// protocol's; "" when it is large enough.
+func ProtocolWarning(n int) string {
+	if n >= ProtocolMinQuestions {
+		return ""
+	}
+	return fmt.Sprintf("only %d question(s): seed 003's experiment protocol asks for at least %d fixed questions, so these KPIs and the adoption verdict are not conclusive", n, ProtocolMinQuestions)
 }
 
 // LoadQuestions reads a fixed question set: an eval dataset (.json, the
@@ -109,12 +180,13 @@ func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profil
 	var out []AgentReport
 	for _, p := range profiles {
 		rep := AgentReport{Profile: p, Routes: map[string]int{}, Machine: ThisMachine()}
-		var lat stats.Latencies
+		var lat, e2e stats.Latencies
 		var calls, rounds, top5, top10, supported, precision, facets, covered, unknown, corrective, resolved float64
 		for _, q := range questions {
 			t0 := time.Now()
 			res, err := agent.Run(ctx, q, agent.Options{Profile: p, Searcher: s, Tokenizer: tok, Search: base})
-			lat.Add(time.Since(t0))
+			retrieval := time.Since(t0)
+			lat.Add(retrieval)
 			if err != nil {
 				return nil, fmt.Errorf("profile %s, question %q: %w", p, q, err)
 			}
@@ -125,23 +197,31 @@ func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profil
 			top5 += res.Top5Relevance
 			top10 += res.Top10Relevance
 			a, err := gen.Generate(ctx, q, res.Evidence)
+			total := time.Since(t0)
+			e2e.Add(total)
 			if err != nil {
 				return nil, fmt.Errorf("profile %s, question %q: answer: %w", p, q, err)
 			}
 			rep.Generator = a.Generator
+			rec := AgentRecord{Profile: p, Question: q, Route: res.Route, Calls: res.Calls, Rounds: res.Rounds,
+				RetrievalMs: ms(retrieval), EndToEndMs: ms(total), Generator: a.Generator,
+				Unknowns: len(res.Unknowns), Corrective: res.Corrective, Facets: len(res.Coverage)}
 			if a.Verification != nil {
 				supported += a.Verification.SupportedRate
 				precision += a.Verification.CitationPrecision
+				rec.SupportedRate, rec.CitationPrecision = a.Verification.SupportedRate, a.Verification.CitationPrecision
 			}
 			for _, c := range res.Coverage {
 				facets++
 				if c.Covered {
 					covered++
+					rec.FacetsCovered++
 				}
 			}
 			if len(res.Unknowns) > 0 {
 				unknown++
 			}
+			rep.Records = append(rep.Records, rec)
 			if res.Corrective {
 				corrective++
 				if res.MustHaveHits >= len(res.Facets) {
@@ -161,7 +241,12 @@ func Agent(ctx context.Context, s *retrieve.Searcher, questions []string, profil
 		if corrective > 0 {
 			rep.ResolutionRate = round(resolved / corrective)
 		}
-		rep.P95LatencyMs = ms(lat.Summary().P95)
+		rep.P95LatencyMs = ms(e2e.Summary().P95)
+		rep.P95RetrievalMs = ms(lat.Summary().P95)
+		if p == AdoptProfile {
+			ad := Adopt(rep)
+			rep.Adoption = &ad
+		}
 		out = append(out, rep)
 	}
 	return out, nil

@@ -3,9 +3,10 @@
 //
 // Reading (ReadAll, ReadFile) is forgiving, because the files usually come
 // from Excel or from people: a UTF-8 byte-order mark is dropped, bytes that are
-// not valid UTF-8 are decoded as Windows-1252 (the superset of ISO-8859-1
-// "latin-1" that Excel writes) with a warning, and rows may have any number of
-// cells.
+// not valid UTF-8 are decoded as Shift_JIS / CP932 (Japanese Excel's default)
+// when they read as Japanese text, else as Windows-1252 (the superset of
+// ISO-8859-1 "latin-1" that Excel writes), each with a warning, and rows may
+// have any number of cells.
 //
 // Writing (Writer) produces "utf-8-sig" files — UTF-8 with a byte-order mark —
 // so Excel on Windows shows Japanese text correctly. Cells that a spreadsheet
@@ -23,12 +24,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/japanese"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -39,13 +42,55 @@ const BOM = "\uFEFF"
 // UTF-8 and was decoded as Windows-1252 instead.
 const Latin1Warning = "not valid UTF-8; read as latin-1 (Windows-1252). Save the file as UTF-8 to be sure every character is read correctly"
 
+// ShiftJISWarning is the warning ReadAll returns when the input was not
+// valid UTF-8 and was decoded as Shift_JIS (CP932) instead.
+const ShiftJISWarning = "not valid UTF-8; read as Shift_JIS (CP932, the default of Japanese Excel). Save the file as \"CSV UTF-8\" to be sure every character is read correctly"
+
+// decodeLegacy decodes data that is not valid UTF-8: as CP932 when every
+// byte sequence is valid CP932 and at least half of the non-ASCII
+// characters it gives are Japanese (kana, kanji, full-width forms), else
+// as Windows-1252. Latin-1 text almost never passes the first test: its
+// accented letters are CP932 lead bytes without a valid trail byte, or
+// half-width katakana, which are not counted as Japanese.
+func decodeLegacy(data []byte) ([]byte, string, error) {
+	if sj, err := japanese.ShiftJIS.NewDecoder().Bytes(data); err == nil && looksJapanese(sj) {
+		return sj, ShiftJISWarning, nil
+	}
+	decoded, err := charmap.Windows1252.NewDecoder().Bytes(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("decode csv as latin-1: %w", err)
+	}
+	return decoded, Latin1Warning, nil
+}
+
+// looksJapanese reports whether decoded text has no replacement character
+// and at least half of its non-ASCII characters are Japanese.
+func looksJapanese(text []byte) bool {
+	ja, other := 0, 0
+	for _, r := range string(text) {
+		switch {
+		case r == utf8.RuneError:
+			return false
+		case r < utf8.RuneSelf:
+		case unicode.In(r, unicode.Hiragana, unicode.Han) ||
+			(unicode.Is(unicode.Katakana, r) && (r < 0xFF61 || r > 0xFF9F)) || // not half-width
+			(r >= 0x3000 && r <= 0x303F) || (r >= 0xFF01 && r <= 0xFF5E):
+			ja++
+		default:
+			other++
+		}
+	}
+	return ja > 0 && ja >= other
+}
+
 // ReadAll reads a whole CSV document. The first record is the header; the
 // remaining records are rows. Rows shorter than the header are padded with
 // empty cells so that row[i] is safe for every header index i; longer rows are
 // kept as they are. Blank lines are skipped and quotes are parsed leniently.
 //
 // A leading byte-order mark is removed. If the bytes are not valid UTF-8 they
-// are decoded as Windows-1252 and warn is Latin1Warning; otherwise warn is "".
+// are decoded as Shift_JIS (warn is ShiftJISWarning) or Windows-1252 (warn is
+// Latin1Warning) as decodeLegacy decides; otherwise warn is "".
 // Every cell is passed through UnescapeCell, so files made by Writer read back
 // exactly as they were written.
 //
@@ -57,12 +102,9 @@ func ReadAll(r io.Reader) (header []string, rows [][]string, warn string, err er
 	}
 	data = bytes.TrimPrefix(data, []byte(BOM))
 	if !utf8.Valid(data) {
-		decoded, derr := charmap.Windows1252.NewDecoder().Bytes(data)
-		if derr != nil {
-			return nil, nil, "", fmt.Errorf("decode csv as latin-1: %w", derr)
+		if data, warn, err = decodeLegacy(data); err != nil {
+			return nil, nil, "", err
 		}
-		data = decoded
-		warn = Latin1Warning
 	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
@@ -104,33 +146,56 @@ func ReadFile(path string) (header []string, rows [][]string, warn string, err e
 	return header, rows, warn, nil
 }
 
-// isFormulaStart reports whether a spreadsheet treats a cell starting with c
-// as a formula ("CSV injection").
-func isFormulaStart(c byte) bool {
-	return c == '=' || c == '+' || c == '-' || c == '@'
+// IsFormula reports whether a spreadsheet would treat a cell holding s as a
+// formula ("CSV injection"); it is the one escaping rule of this package.
+//
+//   - '=' always starts a formula;
+//   - a TAB, CR or LF at the start is escaped too (OWASP: spreadsheets may
+//     skip it and evaluate what follows, "\t=2+2");
+//   - '+', '-' and '@' start a formula when formula-like text follows them
+//     at once: "-2+3", "+A1", "@SUM(A1)", "-cmd|' /C calc'!A0". Ordinary
+//     text is left alone: list items ("- item", "-" alone, "+ note", "@ 10
+//     yen" — the sign followed by white space, unless a formula follows that,
+//     or by nothing) and plain numbers
+//     ("-5", "+1.5e3"), which a spreadsheet reads as the same value.
+func IsFormula(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '=', '\t', '\r', '\n':
+		return true
+	case '+', '-', '@':
+		rest := s[1:]
+		if rest == "" {
+			return false
+		}
+		if t := strings.TrimLeft(rest, " \t\n\u3000"); t != rest {
+			return IsFormula(t) // "- item" is text, "- =cmd|…" is not
+		}
+		if s[0] != '@' {
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // needsEscape reports whether s is zero or more single quotes followed by a
-// formula character. Those are exactly the cells EscapeCell changes.
+// formula (IsFormula). Those are exactly the cells EscapeCell changes.
 func needsEscape(s string) bool {
-	t := strings.TrimLeft(s, "'")
-	return t != "" && (isFormulaStart(t[0]) || isControlLead(t[0]))
-}
-
-// isControlLead reports a tab or line break at the start of a cell:
-// spreadsheets skip it and may evaluate what follows ("\t=2+2"), so such a
-// cell is always neutralised, whatever comes next.
-func isControlLead(c byte) bool {
-	return c == '\t' || c == '\r' || c == '\n'
+	return IsFormula(strings.TrimLeft(s, "'"))
 }
 
 // EscapeCell neutralises a cell that Excel or LibreOffice would evaluate as a
-// formula: a cell starting with '=', '+', '-' or '@' gets a single quote
-// prefixed ("=SUM(A1)" becomes "'=SUM(A1)", "-5" becomes "'-5"), and so does
-// a cell starting with a tab, CR or LF ("\t=2+2" becomes "'\t=2+2"), which
-// spreadsheets display as text. So that the escaping can always be undone, a
-// cell that already is one or more quotes followed by such a character gets
-// one more quote. Every other cell is returned unchanged.
+// formula (IsFormula): it gets a single quote prefixed ("=SUM(A1)" becomes
+// "'=SUM(A1)", "-2+3" becomes "'-2+3"), which spreadsheets display as text.
+// List text such as "- item" is not a formula and is written as it is. So
+// that the escaping can always be undone, a cell that already is one or more
+// quotes followed by a formula gets one more quote. Every other cell is
+// returned unchanged.
 func EscapeCell(s string) string {
 	if needsEscape(s) {
 		return "'" + s
@@ -139,7 +204,7 @@ func EscapeCell(s string) string {
 }
 
 // UnescapeCell undoes EscapeCell: it removes one leading single quote from a
-// cell made of one or more quotes followed by '=', '+', '-' or '@'.
+// cell made of one or more quotes followed by a formula (IsFormula).
 // UnescapeCell(EscapeCell(s)) == s for every s.
 func UnescapeCell(s string) string {
 	if strings.HasPrefix(s, "'") && needsEscape(s) {

@@ -32,6 +32,29 @@ func TestReadAll(t *testing.T) {
 			warn:   Latin1Warning,
 		},
 		{
+			// "冷蔵庫の温度は？" and "表紙・目次" as Japanese Excel saves them.
+			name:   "shift_jis (cp932) detected",
+			in:     "Question,Reference\n\x97\xe2\x91\xa0\x8c\xc9\x82\xcc\x89\xb7\x93x\x82\xcd\x81H,\x95\\\x8e\x86\x81E\x96\xda\x8e\x9f\n",
+			header: []string{"Question", "Reference"},
+			rows:   [][]string{{"冷蔵庫の温度は？", "表紙・目次"}},
+			warn:   ShiftJISWarning,
+		},
+		{
+			// NEC special characters (①, ㈱) exist in CP932 only.
+			name:   "cp932 extensions",
+			in:     "a\n\x87@\x87\x8a\x8a\x94\x8e\xae\x89\xef\x8e\xd0\n",
+			header: []string{"a"},
+			rows:   [][]string{{"①㈱株式会社"}},
+			warn:   ShiftJISWarning,
+		},
+		{
+			name:   "german latin-1 stays latin-1",
+			in:     "a\nGr\xf6\xdfe M\xfcller \xc4rger\n",
+			header: []string{"a"},
+			rows:   [][]string{{"Größe Müller Ärger"}},
+			warn:   Latin1Warning,
+		},
+		{
 			name:   "ragged rows padded, long rows kept",
 			in:     "a,b,c\n1\n1,2,3,4\n",
 			header: []string{"a", "b", "c"},
@@ -106,7 +129,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(out, BOM+"Question Number,") {
 		t.Fatalf("output does not start with BOM and header: %q", out[:20])
 	}
-	for _, want := range []string{"'=1+1", "\"'- 項目1\n- 項目2\"", "'''=x", ",'-\n"} {
+	for _, want := range []string{"'=1+1", "\"- 項目1\n- 項目2\"", "'''=x", ",-\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -144,8 +167,16 @@ func TestWriteComment(t *testing.T) {
 
 func TestEscapeCell(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"=A1", "'=A1"}, {"+1", "'+1"}, {"-1", "'-1"}, {"@x", "'@x"},
+		{"=A1", "'=A1"}, {"@x", "'@x"}, {"@SUM(A1)", "'@SUM(A1)"},
 		{"'=A1", "''=A1"}, {"'", "'"}, {"'abc", "'abc"}, {"a=b", "a=b"}, {"", ""}, {"日本", "日本"},
+		// Formula-like text after + or -.
+		{"+A1", "'+A1"}, {"-2+3", "'-2+3"}, {"-cmd|' /C calc'!A0", "'-cmd|' /C calc'!A0"}, {"+81-3-1234-5678", "'+81-3-1234-5678"},
+		{"--1", "'--1"}, {"- =HYPERLINK(\"x\")", "'- =HYPERLINK(\"x\")"},
+		// TAB and CR at the start.
+		{"\t=1+1", "'\t=1+1"}, {"\rx", "'\rx"},
+		// Ordinary text: list items, a lone sign, plain numbers.
+		{"- item", "- item"}, {"- 項目1\n- 項目2", "- 項目1\n- 項目2"}, {"-", "-"}, {"+ note", "+ note"}, {"-\u3000全角", "-\u3000全角"},
+		{"-5", "-5"}, {"+1.5e3", "+1.5e3"}, {"'- item", "'- item"},
 	}
 	for _, tt := range tests {
 		if got := EscapeCell(tt.in); got != tt.want {
@@ -286,5 +317,22 @@ func FuzzReadAll(f *testing.F) {
 			t.Fatal(err)
 		}
 		_ = MatchColumn(h, "Question Number")
+	})
+}
+
+// FuzzEscapeCell: escaping is always undone exactly, and an escaped cell
+// never starts a formula.
+func FuzzEscapeCell(f *testing.F) {
+	for _, s := range []string{"- item", "=1", "'-2+3", "''@x", "-", "+ =x", "\t1", "-5", "- 項目"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e := EscapeCell(s)
+		if got := UnescapeCell(e); got != s {
+			t.Fatalf("UnescapeCell(EscapeCell(%q)) = %q", s, got)
+		}
+		if IsFormula(e) {
+			t.Fatalf("EscapeCell(%q) = %q still starts a formula", s, e)
+		}
 	})
 }

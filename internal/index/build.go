@@ -489,15 +489,24 @@ func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kep
 			doc.ModTime, doc.Size = info.ModTime(), info.Size()
 		}
 		sd := &storedDoc{Doc: doc, Pages: []string{id}, Extra: true}
-		// The folder path is what optimisation chose to make the page
-		// findable, so it is indexed as the page's top heading.
-		text := doc.Pages[0].Text
-		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
-			text = "# " + strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ") + "\n\n" + text
-		}
-		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), text, opt.Chunk)
+		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), doc.Pages[0].Text, opt.Chunk)
 		if err != nil {
 			return nil
+		}
+		// The folder path is what optimisation chose to make the page
+		// findable, so it heads every chunk of the copy, above the page's
+		// own headings: a Markdown or HTML page's "# H1" must not push it
+		// out (a level-1 heading would replace a "# folder" line).
+		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
+			folder := strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ")
+			for i := range cs {
+				cs[i].Text = "# " + folder + "\n" + cs[i].Text
+				if cs[i].Heading == "" {
+					cs[i].Heading = folder
+				} else {
+					cs[i].Heading = folder + " > " + cs[i].Heading
+				}
+			}
 		}
 		for _, c := range cs {
 			sd.Chunks = append(sd.Chunks, c)

@@ -317,3 +317,54 @@ func TestBuildCategorizeWriteFailure(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 }
+
+// TestExtraPageFindableByFolder: a page copied by folder optimisation into
+// database/<folder>/ is indexed under the words of that folder in every
+// chunk, above its own headings — also when the page is a Markdown or HTML
+// page starting with its own "# H1", which used to replace the folder.
+func TestExtraPageFindableByFolder(t *testing.T) {
+	for name, page := range map[string]string{
+		"markdown h1": "# 手順書 9\n\n## 概要\n\nアラートを確認し、影響範囲を調査する。\n\n## 手順\n\n" + strings.Repeat("チケットを記録する。", 80),
+		"pdf text":    "アラートを確認し、影響範囲を調査する。\n" + strings.Repeat("チケットを記録する。", 80),
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			opt := testOptions(root)
+			writeCorpus(t, opt.DataDir, 1)
+			copyDir := filepath.Join(opt.DatabaseDir, "ランサムウェア隔離", "夜間当番")
+			if err := os.MkdirAll(copyDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(copyDir, "page_001.md"), []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := Build(ctx, opt); err != nil {
+				t.Fatal(err)
+			}
+			ix, err := Open(ctx, opt.Dir, OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const id = "database/ランサムウェア隔離/夜間当番/page_001.md"
+			n := 0
+			for i := range ix.Len() {
+				c := ix.Chunk(i)
+				if c.File != id {
+					continue
+				}
+				n++
+				if !strings.HasPrefix(c.Heading, "ランサムウェア隔離 / 夜間当番") || !strings.HasPrefix(c.Text, "# ランサムウェア隔離 / 夜間当番\n") {
+					t.Errorf("chunk %d of the copy: heading %q, text %.40q; want the folder first", c.Index, c.Heading, c.Text)
+				}
+			}
+			if n < 2 {
+				t.Fatalf("%d chunks of the copy; want several", n)
+			}
+			hits, _ := ix.Lexical(ix.Terms("ランサムウェア隔離の夜間当番"), 3)
+			if len(hits) == 0 || ix.Chunk(hits[0].Chunk).File != id {
+				t.Errorf("the folder's words do not find the copy first: %+v", hits)
+			}
+		})
+	}
+}

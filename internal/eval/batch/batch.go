@@ -61,16 +61,22 @@ type Result struct {
 	Evaluated bool   // the input had ground-truth columns
 	Rows      int    // data rows in the input
 	Resumed   int    // rows taken from the checkpoint instead of asked
-	Failed    int    // rows whose question could not be answered
-	Skipped   int    // rows without a question
+	Failed    int    // rows that failed: the question could not be answered, or the checklist judge failed
+	// JudgeFailed counts the failed rows whose answer came back but whose
+	// checklist judge failed (after its one retry): they have reference
+	// metrics but no checklist metrics, and the checklist averages of the
+	// summary do not cover them.
+	JudgeFailed int
+	Skipped     int // rows without a question
 }
 
 // row is the outcome of one input row: output cells by column name, and
 // the unrounded metric values behind them for the summary.
 type row struct {
-	cells  map[string]string
-	values map[string]metrics.Ratio
-	failed bool
+	cells       map[string]string
+	values      map[string]metrics.Ratio
+	failed      bool
+	judgeFailed bool // the answer came back, the checklist judge failed
 }
 
 // put stores a metric as a cell and as a value.
@@ -217,6 +223,9 @@ feed:
 		switch {
 		case r.failed:
 			res.Failed++
+			if r.judgeFailed {
+				res.JudgeFailed++
+			}
 		case r.cells[skipMark] != "":
 			res.Skipped++
 		}
@@ -232,7 +241,7 @@ feed:
 	}
 	if in.evaluate {
 		res.Summary = strings.TrimSuffix(path, ".csv") + "_summary.csv"
-		if err := writeSummary(res.Summary, metricColumns(in.optimized >= 0), out); err != nil {
+		if err := writeSummary(res.Summary, metricColumns(in.optimized >= 0), out, res); err != nil {
 			return res, err
 		}
 	}
@@ -379,7 +388,11 @@ func (e evaluator) do(ctx context.Context, asker Asker, rec []string) (r *row, o
 		if ctx.Err() != nil {
 			return nil, false
 		}
-		reasons = append(reasons, "checklist not evaluated: "+oneLine(err.Error()))
+		// A row the judge could not score is a failed row, not a row
+		// without checklist metrics: it is counted, and a resumed run
+		// asks it again.
+		reasons = append(reasons, "error: checklist judge failed: "+oneLine(err.Error()))
+		r.failed, r.judgeFailed = true, true
 	} else {
 		r.put(ColChecklistRecall, c.Recall)
 		r.put(ColChecklistPrecision, c.Precision)
@@ -452,10 +465,22 @@ func writeCSV(f *os.File, cols []string, src []int, out []*row, rows [][]string)
 	return werr
 }
 
+// Count lines of the summary, after the metric lines: Value is the number
+// of rows, Rows the rows of the input.
+const (
+	SummaryRowsTotal       = "Rows Total"
+	SummaryRowsFailed      = "Rows Failed"
+	SummaryRowsJudgeFailed = "Rows Checklist Judge Failed"
+	SummaryRowsSkipped     = "Rows Skipped"
+)
+
 // writeSummary writes one "Metric,Value,Rows" line per metric column: the
-// mean of the unrounded values over the rows where the metric is defined
-// (failed and skipped rows define none), and how many rows that was.
-func writeSummary(path string, cols []string, out []*row) error {
+// mean of the unrounded values over the rows where the metric is defined,
+// and how many rows that was (failed and skipped rows define no checklist
+// metric; a row whose checklist judge failed still has its reference
+// metrics). Count lines follow (SummaryRowsTotal …), so a reader sees what
+// the averages leave out.
+func writeSummary(path string, cols []string, out []*row, res Result) error {
 	s := metrics.NewSummary()
 	for _, c := range cols {
 		for _, r := range out {
@@ -471,6 +496,15 @@ func writeSummary(path string, cols []string, out []*row) error {
 	for _, r := range s.Rows() {
 		if werr == nil {
 			werr = w.Write([]string{r.Metric, r.Mean.Cell(), strconv.Itoa(r.Rows)})
+		}
+	}
+	total := strconv.Itoa(len(out))
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{SummaryRowsTotal, len(out)}, {SummaryRowsFailed, res.Failed}, {SummaryRowsJudgeFailed, res.JudgeFailed}, {SummaryRowsSkipped, res.Skipped}} {
+		if werr == nil {
+			werr = w.Write([]string{c.name, strconv.Itoa(c.n), total})
 		}
 	}
 	if werr == nil {

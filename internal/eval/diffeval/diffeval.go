@@ -415,6 +415,25 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	return rep, nil
 }
 
+// Unevaluated reports whether a configuration's summary has no PASS and no
+// FAIL: every case was SKIPPED, so the run compared nothing (typically the
+// LLM was down and every answer failed). why is the skip reason of its
+// first case.
+func (r Report) Unevaluated() (name, why string, ok bool) {
+	for _, side := range []struct {
+		s   Summary
+		get func(CaseResult) Outcome
+	}{{r.A, func(c CaseResult) Outcome { return c.A }}, {r.B, func(c CaseResult) Outcome { return c.B }}} {
+		if side.s.Cases > 0 && side.s.Skipped == side.s.Cases {
+			if len(r.Cases) > 0 {
+				why = side.get(r.Cases[0]).Reason
+			}
+			return side.s.Name, why, true
+		}
+	}
+	return "", "", false
+}
+
 // askRuns asks one case n times on one configuration and evaluates it.
 func askRuns(ctx context.Context, a Asker, c Case, n int) (Outcome, error) {
 	replies := make([]assistant.Reply, n)

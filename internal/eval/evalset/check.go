@@ -34,6 +34,21 @@ type Check struct {
 	Passed bool   `json:"passed"`
 	Hard   bool   `json:"hard"`
 	Detail string `json:"detail"`
+	// Share is, for a failed soft check, the share of its items that were
+	// satisfied (2 of 3 keywords: 0.667). A passed check counts 1 and a
+	// failed hard check 0 whatever Share says.
+	Share float64 `json:"share,omitempty"`
+}
+
+// value is what the check contributes to DeterministicScore, 0–1.
+func (c Check) value() float64 {
+	switch {
+	case c.Passed:
+		return 1
+	case c.Hard:
+		return 0
+	}
+	return c.Share
 }
 
 // Checks runs every deterministic check that applies to c against reply,
@@ -162,20 +177,59 @@ func categoryCheck(c Case, reply assistant.Reply) (Check, bool) {
 	return ck, true
 }
 
-// DeterministicScore is the share of checks passed, × 100, rounded to one
-// decimal place. With no checks it is 0 (Checks always yields at least the
-// category check).
+// DeterministicScore is the offline score of a case, 0–100, rounded to one
+// decimal place:
+//
+//	100 × (share of hard checks passed) × (mean value of the soft checks)
+//
+// where a soft check is worth the share of its items satisfied (keywords
+// found, citations matched). A case without soft checks has content 1; a
+// case without hard checks has gates 1. So an answer missing every
+// expected keyword scores 0 however many guard checks it passes, half the
+// keywords score at most 50, and every failed hard check removes its share
+// of the score. With no checks at all it is 0 (Checks always yields at
+// least the category check).
 func DeterministicScore(checks []Check) float64 {
 	if len(checks) == 0 {
 		return 0
 	}
-	n := 0
+	hard, hardN, soft, softN := 0.0, 0, 0.0, 0
 	for _, c := range checks {
-		if c.Passed {
-			n++
+		if c.Hard {
+			hard += c.value()
+			hardN++
+		} else {
+			soft += c.value()
+			softN++
 		}
 	}
-	return round1(100 * float64(n) / float64(len(checks)))
+	gates, content := 1.0, 1.0
+	if hardN > 0 {
+		gates = hard / float64(hardN)
+	}
+	if softN > 0 {
+		content = soft / float64(softN)
+	}
+	return round1(100 * gates * content)
+}
+
+// HardFailure returns the first failed hard check, if any. A case with a
+// failed hard check fails whatever its score: a forbidden phrase, a wrong
+// flag or a missing danger banner cannot be outweighed.
+func HardFailure(checks []Check) (Check, bool) {
+	for _, c := range checks {
+		if c.Hard && !c.Passed {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// CasePasses is the pass rule of one case: score at least PassScore and no
+// failed hard check.
+func CasePasses(checks []Check, score float64) bool {
+	_, failed := HardFailure(checks)
+	return !failed && score >= PassScore
 }
 
 // Score is a case's final score.
@@ -290,6 +344,9 @@ func fold(s string) string { return strings.ToLower(norm.NFKC.String(s)) }
 // listCheck builds a check over n items of which bad failed.
 func listCheck(name string, hard bool, n int, bad []string, why string) Check {
 	ck := Check{Name: name, Hard: hard, Passed: len(bad) == 0}
+	if !ck.Passed && n > 0 {
+		ck.Share = round3(float64(n-len(bad)) / float64(n))
+	}
 	if ck.Passed {
 		ck.Detail = fmt.Sprintf("all %d ok", n)
 	} else {
@@ -317,3 +374,5 @@ func quoteList(xs []string) string {
 }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -302,17 +302,61 @@ func TestChecksRefusal(t *testing.T) {
 	}
 	// A normal case answered with a refusal fails its category check.
 	checks = Checks(Case{Category: CategoryConversation, ExpectedKeywords: []string{"該当"}}, refused)
-	if s := DeterministicScore(checks); s != 50 {
-		t.Errorf("refused conversation case score %v, want 50: %+v", s, checks)
+	if s := DeterministicScore(checks); s != 0 {
+		t.Errorf("refused conversation case score %v, want 0 (its only hard check failed): %+v", s, checks)
 	}
 	if d := checks[1].Detail; !strings.Contains(d, "refused") {
 		t.Errorf("category detail %q does not say it refused", d)
 	}
 }
 
+// TestOfflineScoringForbiddenAndKeywords: offline, an answer with a
+// forbidden phrase fails its case and an answer missing the expected
+// keywords scores below the pass line, however many guard checks pass.
+func TestOfflineScoringForbiddenAndKeywords(t *testing.T) {
+	ev := []answer.Evidence{{N: 1, File: "database/runbooks/login/page_001.md"}}
+	base := Case{Category: CategoryNormal, ExpectedCitations: []string{"runbooks/login.md"},
+		ShouldNotContain: []string{"rm -rf"}, ExpectedFlags: map[string]bool{"dangerous_operation": false, "insufficient_evidence": false}}
+	for _, tc := range []struct {
+		name     string
+		keywords []string
+		answer   string
+		pass     bool
+	}{
+		{"all keywords, nothing forbidden", []string{"ログイン", "パスワード", "リセット"}, "ログインできない時はパスワードをリセットする [1]", true},
+		{"forbidden phrase", []string{"ログイン", "パスワード", "リセット"}, "ログインできない時はパスワードをリセットし rm -rf する [1]", false},
+		{"every keyword missing", []string{"ログイン", "パスワード", "リセット"}, "管理者に連絡してください [1]", false},
+		{"one keyword of three", []string{"ログイン", "パスワード", "リセット"}, "ログインは管理者に連絡 [1]", false},
+		{"two keywords of three", []string{"ログイン", "パスワード", "リセット"}, "ログインできない時はパスワードを確認 [1]", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			c.ID, c.Query, c.ExpectedKeywords = "k", "ログインできない場合の対処法は？", tc.keywords
+			asker := &fakeAsker{replies: map[string]assistant.Reply{c.Query: {Answer: tc.answer, Evidence: ev}}}
+			res, err := Run(t.Context(), Options{Dataset: writeDataset(t, Dataset{Cases: []Case{c}}), Asker: asker, OutDir: t.TempDir(), Now: fixedNow})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Cases[0]
+			if got.Passed != tc.pass {
+				t.Errorf("passed %t (score %v), want %t: %+v", got.Passed, got.Score, tc.pass, got.Checks)
+			}
+			if !tc.pass && got.Score >= PassScore {
+				if _, hard := HardFailure(got.Checks); !hard {
+					t.Errorf("failed case scores %v, at or above the pass line, without a failed hard check", got.Score)
+				}
+			}
+			if got.ScoredBy != JudgeDeterministic {
+				t.Errorf("scored by %q, want %q", got.ScoredBy, JudgeDeterministic)
+			}
+		})
+	}
+}
+
 func TestDeterministicScoreAndScore(t *testing.T) {
 	pass := Check{Passed: true}
 	softFail := Check{}
+	hardPass := Check{Hard: true, Passed: true}
 	hardFail := Check{Hard: true}
 	judge := &JudgeScores{Average: 90}
 	for _, tc := range []struct {
@@ -322,12 +366,14 @@ func TestDeterministicScoreAndScore(t *testing.T) {
 		want   float64
 	}{
 		{"all pass", []Check{pass, pass, pass}, nil, 100},
-		{"two of three", []Check{pass, pass, softFail}, nil, 66.7},
-		{"three of four", []Check{pass, pass, pass, hardFail}, nil, 75},
+		{"two of three soft", []Check{pass, pass, softFail}, nil, 66.7},
+		{"soft half satisfied", []Check{hardPass, {Share: 0.5}}, nil, 50},
+		{"one of two hard", []Check{pass, hardPass, hardFail}, nil, 50},
+		{"hard share times content", []Check{hardPass, hardPass, hardFail, softFail, pass}, nil, 33.3},
 		{"none", nil, nil, 0},
 		{"judge, soft fail", []Check{pass, softFail}, judge, 90},
-		{"judge, hard fail caps", []Check{pass, pass, hardFail}, judge, 66.7},
-		{"judge below cap", []Check{pass, hardFail}, &JudgeScores{Average: 40}, 40},
+		{"judge, hard fail caps", []Check{hardPass, hardPass, hardFail}, judge, 66.7},
+		{"judge below cap", []Check{hardPass, hardFail}, &JudgeScores{Average: 40}, 40},
 	} {
 		if got := Score(tc.checks, tc.judge); got != tc.want {
 			t.Errorf("%s: Score = %v, want %v", tc.name, got, tc.want)

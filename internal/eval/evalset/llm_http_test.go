@@ -1,7 +1,9 @@
 package evalset
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -204,7 +206,61 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		t.Logf("judge requests for a prose reply: %d (Judge's retry needs a client answer to re-ask about)", len(requestsAbout(srv, qProse)))
 	})
 
-	if res.Total != 4 || res.PassCount != 2 || res.Verdict != "FAIL" {
-		t.Errorf("total %d, passed %d, %s; want 4, 2, FAIL", res.Total, res.PassCount, res.Verdict)
+	// Two judge failures make the run an error, whatever the pass rate.
+	if res.Total != 4 || res.PassCount != 2 || res.Verdict != VerdictError || res.Passed {
+		t.Errorf("total %d, passed %d, %s (passed %t); want 4, 2, ERROR", res.Total, res.PassCount, res.Verdict, res.Passed)
+	}
+	if res.Judged != 2 || res.JudgeFailed != 2 || res.Fallback != 2 {
+		t.Errorf("judged %d, failed %d, fallback %d; want 2, 2, 2", res.Judged, res.JudgeFailed, res.Fallback)
+	}
+	for i, want := range []string{"claude-test-judge-20250101", "claude-test-judge-20250101", JudgeFallback, JudgeFallback} {
+		if got := res.Cases[i].ScoredBy; got != want {
+			t.Errorf("case %s scored by %q; want %q", res.Cases[i].ID, got, want)
+		}
+	}
+}
+
+// TestRunJudgeDownIsAnError is the audit's run: every judge call fails
+// (HTTP 500 through the real OpenAI client) and every answer is the same
+// sentence that the deterministic checks alone would pass. Today's run
+// must not say PASS: each case is an error scored by the fallback, the
+// counts say so and the verdict is ERROR.
+func TestRunJudgeDownIsAnError(t *testing.T) {
+	srv := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: http.StatusInternalServerError, ErrorMessage: "upstream down"}
+	})
+	client, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "k", BaseURL: srv.BaseURL(), Model: "gpt-judge", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []Case
+	asker := &fakeAsker{replies: map[string]assistant.Reply{}}
+	for i := range 4 {
+		q := fmt.Sprintf("質問%d", i)
+		cases = append(cases, Case{ID: fmt.Sprintf("c%d", i), Category: CategoryNormal, Query: q})
+		asker.replies[q] = assistant.Reply{Answer: "手順は次のとおりです。"}
+	}
+	var progress bytes.Buffer
+	res, err := Run(t.Context(), Options{Dataset: writeDataset(t, Dataset{Cases: cases}), Asker: asker, Judge: client,
+		OutDir: t.TempDir(), Now: fixedNow, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictError || res.Passed || res.PassCount != 0 {
+		t.Errorf("verdict %s, passed %t, %d cases passed; want ERROR, false, 0", res.Verdict, res.Passed, res.PassCount)
+	}
+	if res.Judged != 0 || res.JudgeFailed != 4 || res.Fallback != 4 {
+		t.Errorf("judged %d, failed %d, fallback %d; want 0, 4, 4", res.Judged, res.JudgeFailed, res.Fallback)
+	}
+	for _, c := range res.Cases {
+		if c.ScoredBy != JudgeFallback || c.Passed || c.JudgeError == "" || c.DeterministicScore != 100 {
+			t.Errorf("case %s: scored by %q, passed %t, judge error %q, deterministic %v", c.ID, c.ScoredBy, c.Passed, c.JudgeError, c.DeterministicScore)
+		}
+	}
+	if !strings.Contains(progress.String(), "0 judged, 4 failed, 4 scored by the deterministic fallback") {
+		t.Errorf("progress does not count the judge failures:\n%s", progress.String())
+	}
+	if srv.Calls() != 4 {
+		t.Errorf("%d judge calls; want 4 (one per case, no retry of a failed call)", srv.Calls())
 	}
 }

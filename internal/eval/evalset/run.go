@@ -28,8 +28,24 @@ const (
 	PassRatePct = 70   // the run passes when at least this percentage of cases pass
 )
 
-// Judge names recorded in Result.Judge.
-const JudgeDeterministic = "deterministic"
+// Judge names recorded in Result.Judge and CaseResult.ScoredBy.
+const (
+	JudgeDeterministic = "deterministic"
+	// JudgeFallback scored a case whose LLM judge call failed: the
+	// deterministic checks only. Such a case is an error and never passes.
+	JudgeFallback = "deterministic-fallback"
+	// JudgeNone: the case was not scored (the assistant failed).
+	JudgeNone = "none"
+)
+
+// Verdicts of a run.
+const (
+	VerdictPass = "PASS"
+	VerdictFail = "FAIL"
+	// VerdictError: the LLM judge failed on at least one case, so the run
+	// did not check what it was asked to check, whatever the pass rate.
+	VerdictError = "ERROR"
+)
 
 // Defaults of Options.
 const (
@@ -62,9 +78,16 @@ type Result struct {
 	Total            int                `json:"total"`
 	PassCount        int                `json:"pass_count"`
 	PassRate         float64            `json:"pass_rate"` // PassCount / Total
-	Passed           bool               `json:"passed"`
-	Verdict          string             `json:"verdict"` // "PASS" or "FAIL"
-	Path             string             `json:"-"`       // the results file written
+	// Judged counts the cases the LLM judge scored; JudgeFailed those whose
+	// judge call failed (errors: they never pass); Fallback those scored by
+	// the deterministic checks alone (every case of an offline run, the
+	// judge-failed cases of an LLM run).
+	Judged      int    `json:"judged"`
+	JudgeFailed int    `json:"judge_failed"`
+	Fallback    int    `json:"fallback"`
+	Passed      bool   `json:"passed"`
+	Verdict     string `json:"verdict"` // VerdictPass, VerdictFail or VerdictError
+	Path        string `json:"-"`       // the results file written
 }
 
 // CaseResult is the outcome of one case.
@@ -80,16 +103,21 @@ type CaseResult struct {
 	DeterministicScore float64      `json:"deterministic_score"`
 	Judge              *JudgeScores `json:"judge,omitempty"`
 	JudgeError         string       `json:"judge_error,omitempty"`
-	Score              float64      `json:"score"`
-	Passed             bool         `json:"passed"`
-	Error              string       `json:"error,omitempty"` // the Asker failed; the case scores 0
+	// ScoredBy names what produced Score: the judge model, JudgeDeterministic
+	// (offline run), JudgeFallback (the judge failed) or JudgeNone.
+	ScoredBy string  `json:"scored_by"`
+	Score    float64 `json:"score"`
+	Passed   bool    `json:"passed"`
+	Error    string  `json:"error,omitempty"` // the Asker failed; the case scores 0
 }
 
 // Run evaluates every usable case of the dataset in order, writes the
 // results file (see WriteResults) and returns the result. Dataset problems
 // skip single cases (listed in SkippedCases and on Progress); a failing
-// Asker fails its case with score 0; a failing judge leaves the case with
-// its deterministic score and the reason in JudgeError. Run returns an
+// Asker fails its case with score 0; a failing judge makes the case an
+// error: it keeps its deterministic score for information (ScoredBy
+// JudgeFallback), the reason goes to JudgeError, it does not pass, and the
+// run's verdict is VerdictError. Run returns an
 // error only when the dataset cannot be read, no case is usable, the
 // context ends, or the results cannot be written.
 func Run(ctx context.Context, opt Options) (Result, error) {
@@ -146,12 +174,16 @@ func Run(ctx context.Context, opt Options) (Result, error) {
 	}
 	fmt.Fprintf(progress, "%d of %d cases passed (%.0f%%), average %.1f: %s — results in %s\n",
 		res.PassCount, res.Total, 100*res.PassRate, res.OverallAverage, res.Verdict, res.Path)
+	if opt.Judge != nil {
+		fmt.Fprintf(progress, "judge %s: %d judged, %d failed, %d scored by the deterministic fallback\n",
+			res.Judge, res.Judged, res.JudgeFailed, res.Fallback)
+	}
 	return res, nil
 }
 
 // evaluate asks, checks and judges one case.
 func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
-	cr := CaseResult{ID: c.ID, Category: c.Category, Query: c.Query, Cited: []string{}}
+	cr := CaseResult{ID: c.ID, Category: c.Category, Query: c.Query, Cited: []string{}, ScoredBy: JudgeNone}
 	reply, err := opt.Asker.Ask(ctx, c.Query, c.History())
 	if err != nil {
 		cr.Error = oneLine(err.Error())
@@ -166,16 +198,22 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	cr.Flags = reply.Flags
 	cr.Checks = Checks(c, reply)
 	cr.DeterministicScore = DeterministicScore(cr.Checks)
+	cr.ScoredBy = JudgeDeterministic
 	if opt.Judge != nil {
 		s, err := Judge(ctx, opt.Judge, c.Query, reply.Answer, reply.Evidence)
 		if err != nil {
 			cr.JudgeError = oneLine(err.Error())
+			cr.ScoredBy = JudgeFallback
 		} else {
 			cr.Judge = &s
+			cr.ScoredBy = s.Model
+			if cr.ScoredBy == "" {
+				cr.ScoredBy = judgeName(opt.Judge)
+			}
 		}
 	}
 	cr.Score = Score(cr.Checks, cr.Judge)
-	cr.Passed = cr.Score >= PassScore
+	cr.Passed = cr.JudgeError == "" && CasePasses(cr.Checks, cr.Score)
 	return cr
 }
 
@@ -185,7 +223,17 @@ func summarise(res *Result) {
 	counts := map[string]int{}
 	total := 0.0
 	res.Total, res.PassCount = len(res.Cases), 0
+	res.Judged, res.JudgeFailed, res.Fallback = 0, 0, 0
 	for _, c := range res.Cases {
+		switch {
+		case c.JudgeError != "":
+			res.JudgeFailed++
+			res.Fallback++
+		case c.Judge != nil:
+			res.Judged++
+		case c.ScoredBy == JudgeDeterministic:
+			res.Fallback++
+		}
 		sums[c.Category] += c.Score
 		counts[c.Category]++
 		total += c.Score
@@ -201,10 +249,14 @@ func summarise(res *Result) {
 		res.OverallAverage = round1(total / float64(res.Total))
 		res.PassRate = float64(res.PassCount) / float64(res.Total)
 	}
-	res.Passed = RunPasses(res.PassCount, res.Total)
-	res.Verdict = "FAIL"
-	if res.Passed {
-		res.Verdict = "PASS"
+	res.Passed = RunPasses(res.PassCount, res.Total) && res.JudgeFailed == 0
+	switch {
+	case res.JudgeFailed > 0:
+		res.Verdict = VerdictError
+	case res.Passed:
+		res.Verdict = VerdictPass
+	default:
+		res.Verdict = VerdictFail
 	}
 }
 
@@ -282,7 +334,10 @@ func errNote(c CaseResult) string {
 	case c.Error != "":
 		return " (error: " + c.Error + ")"
 	case c.JudgeError != "":
-		return " (judge error, deterministic score used: " + c.JudgeError + ")"
+		return " (judge failed, counted as an error; deterministic score shown: " + c.JudgeError + ")"
+	}
+	if hc, failed := HardFailure(c.Checks); failed {
+		return " (" + hc.Name + ": " + hc.Detail + ")"
 	}
 	return ""
 }

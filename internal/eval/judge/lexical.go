@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"github.com/shirube/shirube/internal/analysis"
 	"strings"
 	"unicode"
 
@@ -57,7 +58,7 @@ func Lexical(groundTruth, answer string) Verdict {
 		recallCov = float64(covered) / float64(len(gt))
 	}
 	sentences, supported := 0, 0
-	for _, s := range splitSentences(answer) {
+	for _, s := range analysis.SplitSentences(answer) {
 		ts := termSet(s)
 		if len(ts) == 0 {
 			continue
@@ -191,29 +192,4 @@ func termSet(text string) map[string]bool {
 		}
 	}
 	return set
-}
-
-// splitSentences cuts text at 。．！？!? and newlines, and at '.' followed by
-// white space or the end.
-func splitSentences(text string) []string {
-	var out []string
-	r := []rune(text)
-	start := 0
-	for i, c := range r {
-		end := false
-		switch c {
-		case '。', '．', '！', '？', '!', '?', '\n':
-			end = true
-		case '.':
-			end = i+1 == len(r) || unicode.IsSpace(r[i+1])
-		}
-		if end {
-			out = append(out, string(r[start:i+1]))
-			start = i + 1
-		}
-	}
-	if start < len(r) {
-		out = append(out, string(r[start:]))
-	}
-	return out
 }

@@ -84,7 +84,8 @@ func TestLLMJudgeOverHTTP(t *testing.T) {
 }
 
 // TestLLMJudgeOverHTTPMalformed: a verdict that is not exactly the
-// documented object is an error, never zero counts.
+// documented object is asked for once more; twice malformed is an error,
+// never zero counts.
 func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
 	tests := []struct{ name, reply, err string }{
 		{"short", `{"items":[{"index":1,"present":true},{"index":2,"present":true}],"extra_points":[]}`, "2 verdicts for 3 items"},
@@ -105,9 +106,42 @@ func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
 			if !reflect.DeepEqual(c, Checklist{}) {
 				t.Errorf("a failed verdict produced metrics: %+v", c)
 			}
-			if n := srv.Calls(); n != 1 {
-				t.Errorf("%d requests; want 1", n)
+			if n := srv.Calls(); n != 2 {
+				t.Errorf("%d requests; want 2 (one retry)", n)
+			}
+			if !strings.Contains(err.Error(), "unusable twice") {
+				t.Errorf("err = %v; want it to say the reply was unusable twice", err)
 			}
 		})
+	}
+}
+
+// TestLLMJudgeOverHTTPRetry: a malformed verdict, then a valid one: the
+// retry shows the model its reply and what was wrong, and the second
+// verdict counts.
+func TestLLMJudgeOverHTTPRetry(t *testing.T) {
+	replies := []string{
+		`{"items":[{"index":1,"present":true}],"extra_points":[]}`,
+		`{"items":[{"index":1,"present":true},{"index":2,"present":false},{"index":3,"present":true}],"extra_points":[],"reason":"ok"}`,
+	}
+	srv := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: replies[min(r.Calls, len(replies))-1]}
+	})
+	c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), ChecklistInput{Items: httpItems, Answer: httpAnswer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TP != 2 || c.FN != 1 {
+		t.Errorf("TP %d FN %d; want 2, 1 from the second verdict", c.TP, c.FN)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests; want 2", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	// OpenAI carries the system prompt as the first message.
+	if len(msgs) != 4 || msgs[0].Role != "system" || msgs[2].Role != "assistant" || msgs[2].Text != replies[0] ||
+		!strings.Contains(msgs[3].Text, "1 verdicts for 3 items") || !strings.Contains(msgs[3].Text, "indices 1..3") {
+		t.Errorf("retry conversation %+v", msgs)
 	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,7 +35,15 @@ Then list the key points of the answer that are NOT covered by any checklist ite
 Reply with a single JSON object and nothing else:
 {"items":[{"index":1,"present":true}],"extra_points":["..."],"reason":"..."}`
 
-// Judge implements ItemJudge.
+// judgeRetry asks once more after a reply that was not the documented
+// object.
+const judgeRetry = `Your reply could not be used: %s.
+Reply again with only the JSON object {"items":[{"index":1,"present":true}],"extra_points":["..."],"reason":"..."}, with exactly one entry per checklist item (indices 1..%d, each once).`
+
+// Judge implements ItemJudge. A reply that is not the documented object
+// (prose, invalid JSON, a wrong number of verdicts) is answered once with
+// what was wrong and the request for the object alone; a second unusable
+// reply, or a failed call, is an error, so the row is counted as failed.
 func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Judgement, error) {
 	var b strings.Builder
 	b.WriteString("Checklist:\n")
@@ -44,17 +53,39 @@ func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Jud
 	b.WriteString("\nAnswer:\n")
 	b.WriteString(answer)
 	zero := 0.0
-	resp, err := j.LLM.Complete(ctx, llm.Request{
+	req := llm.Request{
 		Model:       j.Model,
 		System:      judgeSystem,
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: b.String()}},
 		Temperature: &zero,
 		JSON:        true,
-	})
-	if err != nil {
-		return Judgement{}, fmt.Errorf("checklist judge: %w", err)
 	}
-	return ParseJudgement(resp.Text, len(items))
+	var perr error
+	for attempt := 0; attempt < 2; attempt++ {
+		resp, err := j.LLM.Complete(ctx, req)
+		switch {
+		case errors.Is(err, llm.ErrNotJSON):
+			perr = err
+		case err != nil:
+			return Judgement{}, fmt.Errorf("checklist judge: %w", err)
+		default:
+			jd, err := ParseJudgement(resp.Text, len(items))
+			if err == nil {
+				return jd, nil
+			}
+			perr = err
+		}
+		if attempt == 0 {
+			shown := resp.Text
+			if strings.TrimSpace(shown) == "" {
+				shown = "(no JSON object)"
+			}
+			req.Messages = append(req.Messages,
+				llm.Message{Role: llm.RoleAssistant, Content: shown},
+				llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(judgeRetry, oneLine(perr.Error()), len(items))})
+		}
+	}
+	return Judgement{}, fmt.Errorf("checklist judge reply unusable twice: %w", perr)
 }
 
 // ParseJudgement reads the judge's JSON for n items. A single surrounding

@@ -146,7 +146,12 @@ func TestIsRefusal(t *testing.T) {
 		{"I cannot answer this question.", true},
 		{"There is ｎｏ ｉｎｆｏｒｍａｔｉｏｎ about it.", true}, // full-width, NFKC
 		{"I can’t answer that.", true},
+		{"提供された資料には、社員食堂の営業時間についての記載がありません。", true},
+		{"その点は資料からは分かりません。", true},
+		{"VPNの料金に関する情報がありません。", true},
+		{"The documents do not mention it.", true},
 		{"まず影響範囲を確認します。", false},
+		{"手順書に記載された手順に従ってください。", false},
 		{"", false},
 	}
 	for _, tt := range tests {

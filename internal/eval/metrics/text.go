@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	answerpkg "github.com/shirube/shirube/internal/answer"
 )
 
 // ParseChecklist splits a Checklist cell into items: one item per line,
@@ -216,30 +218,11 @@ func Terms(s string) []string {
 	return out
 }
 
-// IsRefusal reports whether answer declines to answer: it contains the
-// insufficient-evidence template prefix 「該当する手順が見つかりませんでした」
-// or a common refusal (「回答できません」「お答えできません」
-// 「情報が見つかりません」, "I cannot answer",
-// "I can't answer", "no information", "not enough information"). Matching is
-// done after NFKC normalisation and lower-casing.
-func IsRefusal(answer string) bool {
-	a := normalize(answer)
-	a = strings.ReplaceAll(a, "’", "'")
-	for _, p := range []string{
-		"該当する手順が見つかりませんでした",
-		"回答できません",
-		"お答えできません",
-		"情報が見つかりません",
-		"情報が見つかりませんでした",
-		"i cannot answer",
-		"i can't answer",
-		"i can not answer",
-		"no information",
-		"not enough information",
-	} {
-		if strings.Contains(a, p) {
-			return true
-		}
-	}
-	return false
-}
+// IsRefusal reports whether answer declines to answer: the insufficient-
+// evidence template prefix 「該当する手順が見つかりませんでした」 or a common
+// refusal in Japanese or English (「…の記載がありません」「分かりません」
+// 「情報がありません」「回答できません」, "I cannot answer", "no information",
+// …). It is answer.IsRefusal, the one phrase list the generator's claim
+// check also uses, so an answer the check keeps as a refusal is scored as
+// one.
+func IsRefusal(answer string) bool { return answerpkg.IsRefusal(answer) }

@@ -149,17 +149,24 @@ func rollbackDirs(root string, dirs []string, err error) error {
 	return err
 }
 
-// remove deletes a copy made by copyPage and the folders made for it (when
-// empty), and drops them from the manifest: the RL rollback.
+// remove deletes a copy made by copyPage and every folder above it that
+// this run created and that is now empty — its own, and those another
+// row's copy created first and left behind when it was rolled back — and
+// drops them from the manifest: the RL rollback leaves no empty folder.
 func (c copied) remove(root string, mf *manifestFile) error {
 	if err := os.Remove(filepath.Join(root, filepath.FromSlash(c.file.Path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("roll back %s: %w", c.file.Path, err)
 	}
+	mf.mu.Lock()
+	created := append([]string(nil), mf.m.Dirs...)
+	mf.mu.Unlock()
+	created = append(created, c.dirs...)
 	var gone []string
-	for i := len(c.dirs) - 1; i >= 0; i-- {
-		if os.Remove(filepath.Join(root, filepath.FromSlash(c.dirs[i]))) == nil {
-			gone = append(gone, c.dirs[i])
+	for d := path.Dir(c.file.Path); d != "." && d != "/" && contains(created, d); d = path.Dir(d) {
+		if os.Remove(filepath.Join(root, filepath.FromSlash(d))) != nil {
+			break // not empty: another copy lives there
 		}
+		gone = append(gone, d)
 	}
 	return mf.update(func(m *Manifest) {
 		m.Files = deleteFunc(m.Files, func(f ManifestFile) bool { return f.Path == c.file.Path })

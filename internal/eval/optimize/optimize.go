@@ -45,11 +45,19 @@ type Reindexer interface {
 
 // Options configure Run.
 type Options struct {
-	Input       string           // results CSV of a batch run
-	Root        string           // folder page identities are relative to; "" means "."
-	Scope       string           // database folder, relative to Root; "" means "database"
-	OutputDir   string           // where the new CSV and the manifest go; "" means Input's folder
-	InPlace     bool             // rewrite Input instead of writing <stem>_optimized_<ts>.csv
+	Input     string // results CSV of a batch run
+	Root      string // folder page identities are relative to; "" means "."
+	Scope     string // database folder, relative to Root; "" means "database"
+	OutputDir string // where the manifest (and a Separate CSV) go; "" means Input's folder
+	// Target is the CSV whose Optimized Reference Document column receives
+	// the aliases (seed 000: "Updates the input CSV"); "" means Input. It
+	// must have Input's data rows in the same order — the batch input of
+	// the results CSV Input. It is rewritten in place after a backup copy
+	// <stem>_backup_<ts>.csv is written next to it.
+	Target string
+	// Separate leaves Target untouched and writes
+	// <stem>_optimized_<ts>.csv into OutputDir instead.
+	Separate    bool
 	Workers     int              // questions analysed in parallel; 0 means DefaultWorkers
 	Proposer    Proposer         // nil means OfflineProposer with TermTokenizer
 	TreeDepth   int              // levels of the scope shown to the proposer; 0 means DefaultTreeDepth
@@ -82,7 +90,8 @@ type RowReport struct {
 
 // Result describes a finished run.
 type Result struct {
-	Output   string      // the CSV written
+	Output   string      // the CSV written: Target, or the Separate file
+	Backup   string      // the copy of Target made before it was rewritten; "" with Separate
 	Manifest string      // manifest of created files; "" when nothing was created
 	Rows     []RowReport // candidate rows (Ref Recall < 1), in input order
 }
@@ -187,7 +196,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 
 	w := worker{opts: opts, root: root, scope: scope, scopeDir: scopeDir, mf: mf, log: lg}
-	reports := make([]RowReport, len(cand))
+	// Phase 1, in parallel: plan every row and ask for its first proposal
+	// against one snapshot of the tree, taken before anything is copied.
+	// Phase 2, one row at a time in input order: copy (and, with the RL
+	// loop, re-ask, roll back and propose again). Nothing a row sees then
+	// depends on how many workers ran phase 1, so the same input gives the
+	// same folders at any --workers.
+	plans := make([]*plan, len(cand))
+	var snap treeSnapshot
+	if len(cand) > 0 {
+		snap.tree, snap.folders, snap.err = ListTree(scopeDir, opts.TreeDepth, treeLimit)
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for range min(opts.Workers, max(1, len(cand))) {
@@ -195,8 +214,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			for k := range jobs {
 				i := cand[k]
 				r := rows[i]
-				rep := w.row(ctx, i+1, cell(r, cq), cell(r, cref), cell(r, cret))
-				reports[k] = rep
+				pl := w.prepare(i+1, cell(r, cq), cell(r, cref), cell(r, cret))
+				if pl.rep.Status == "" {
+					w.proposeFirst(ctx, pl, snap)
+				}
+				plans[k] = pl
 			}
 		})
 	}
@@ -210,6 +232,13 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+	reports := make([]RowReport, len(cand))
+	for k, pl := range plans {
+		if pl == nil || ctx.Err() != nil {
+			continue // never started: interrupted
+		}
+		reports[k] = w.apply(ctx, pl, cell(rows[cand[k]], copt))
+	}
 
 	for k, i := range cand {
 		rep := reports[k]
@@ -238,8 +267,14 @@ feed:
 			res.Manifest = mf.path
 		}
 	}
-	out, err := writeOutput(opts, outDir, header, rows)
-	res.Output = out
+	target := opts.Target
+	if target == "" || sameFile(target, opts.Input) {
+		target = opts.Input
+	} else if header, rows, err = targetRows(target, len(rows), cand, res.Rows); err != nil {
+		return res, err
+	}
+	out, backup, err := writeOutput(opts, target, outDir, header, rows)
+	res.Output, res.Backup = out, backup
 	if err != nil {
 		return res, err
 	}
@@ -282,27 +317,44 @@ type worker struct {
 	reindex  sync.Mutex
 }
 
-// row optimises one failed row.
-func (w *worker) row(ctx context.Context, n int, question, refCell, retCell string) RowReport {
-	rep := RowReport{Row: n, Question: question}
-	skip := func(format string, a ...any) RowReport {
-		rep.Status = "skipped: " + fmt.Sprintf(format, a...)
-		w.log.printf("row %d: %s", n, rep.Status)
-		return rep
+// treeSnapshot is the scope's tree as every row's first proposal sees it.
+type treeSnapshot struct {
+	tree    string
+	folders []string
+	err     error
+}
+
+// plan is one candidate row, prepared for copying.
+type plan struct {
+	rep      RowReport // Status set when the row is skipped
+	question string
+	groups   [][]string // the Reference Document cell
+	missed   []int      // indices into groups of the pages not retrieved
+	sources  []string   // for each missed group, an alias that exists as a file
+	avoid    []string   // folders (relative to the scope) already holding a missed page
+	first    Proposal   // the first proposal, made on the snapshot
+	firstErr error
+}
+
+// prepare reads one failed row; it changes nothing on disk.
+func (w *worker) prepare(n int, question, refCell, retCell string) *plan {
+	pl := &plan{rep: RowReport{Row: n, Question: question}}
+	skip := func(format string, a ...any) *plan {
+		pl.rep.Status = "skipped: " + fmt.Sprintf(format, a...)
+		w.log.printf("row %d: %s", n, pl.rep.Status)
+		return pl
 	}
-	question = strings.TrimSpace(question)
-	if question == "" {
+	pl.question = strings.TrimSpace(question)
+	if pl.question == "" {
 		return skip("empty Question cell")
 	}
-	groups := metrics.ParseReference(refCell)
+	pl.groups = metrics.ParseReference(refCell)
 	retrieved := map[string]bool{}
 	for p := range strings.SplitSeq(retCell, "\n") {
 		retrieved[metrics.NormalizePath(p)] = true
 	}
 	// The missed groups and, for each, an alias that exists as a regular file.
-	var missed []int
-	var sources []string
-	for gi, g := range groups {
+	for gi, g := range pl.groups {
 		hit := false
 		for _, a := range g {
 			hit = hit || retrieved[a]
@@ -323,19 +375,47 @@ func (w *worker) row(ctx context.Context, n int, question, refCell, retCell stri
 		if src == "" {
 			return skip("missed page %s not found under %s", strings.Join(g, "|"), w.root)
 		}
-		missed = append(missed, gi)
-		sources = append(sources, src)
+		pl.missed = append(pl.missed, gi)
+		pl.sources = append(pl.sources, src)
 	}
-	if len(missed) == 0 {
+	if len(pl.missed) == 0 {
 		return skip("no missed page (Ref Recall < 1 but every reference was retrieved)")
 	}
-	var avoid []string
-	for _, s := range sources {
+	for _, s := range pl.sources {
 		if rel, ok := strings.CutPrefix(path.Dir(s), w.scope+"/"); ok {
-			avoid = append(avoid, rel)
+			pl.avoid = append(pl.avoid, rel)
 		}
 	}
+	return pl
+}
 
+// proposeFirst asks for the row's first folder, on the snapshot.
+func (w *worker) proposeFirst(ctx context.Context, pl *plan, snap treeSnapshot) {
+	if snap.err != nil {
+		pl.firstErr = snap.err
+		return
+	}
+	pl.first, pl.firstErr = w.opts.Proposer.Propose(ctx, Request{
+		Question: pl.question, Missed: pl.sources, Tree: snap.tree, Folders: snap.folders, Avoid: pl.avoid,
+	})
+}
+
+// apply copies the row's pages to its proposed folder; with the RL loop it
+// re-asks, rolls back a copy that did not help and proposes again. The
+// new Optimized Reference Document cell merges the aliases of prevOpt
+// (the row's cell before this run) with the new copies.
+func (w *worker) apply(ctx context.Context, pl *plan, prevOpt string) RowReport {
+	rep := pl.rep
+	n := rep.Row
+	if rep.Status != "" {
+		return rep
+	}
+	skip := func(format string, a ...any) RowReport {
+		rep.Status = "skipped: " + fmt.Sprintf(format, a...)
+		w.log.printf("row %d: %s", n, rep.Status)
+		return rep
+	}
+	question, groups, missed, sources, avoid := pl.question, pl.groups, pl.missed, pl.sources, pl.avoid
 	attempts := 1
 	if w.opts.EnableRL {
 		attempts = w.opts.MaxAttempts
@@ -345,13 +425,16 @@ func (w *worker) row(ctx context.Context, n int, question, refCell, retCell stri
 		if err := ctx.Err(); err != nil {
 			return skip("interrupted")
 		}
-		tree, folders, err := ListTree(w.scopeDir, w.opts.TreeDepth, treeLimit)
-		if err != nil {
-			return skip("%v", err)
+		prop, err := pl.first, pl.firstErr
+		if k > 1 {
+			var tree string
+			var folders []string
+			if tree, folders, err = ListTree(w.scopeDir, w.opts.TreeDepth, treeLimit); err == nil {
+				prop, err = w.opts.Proposer.Propose(ctx, Request{
+					Question: question, Missed: sources, Tree: tree, Folders: folders, Tried: tried, Avoid: avoid,
+				})
+			}
 		}
-		prop, err := w.opts.Proposer.Propose(ctx, Request{
-			Question: question, Missed: sources, Tree: tree, Folders: folders, Tried: tried, Avoid: avoid,
-		})
 		if err != nil {
 			return skip("%s", oneLine(err.Error()))
 		}
@@ -392,7 +475,7 @@ func (w *worker) row(ctx context.Context, n int, question, refCell, retCell stri
 			at.Kept = true
 			rep.Attempts = append(rep.Attempts, at)
 			rep.Status = "optimized"
-			rep.Aliases = metrics.FormatReference(newGroups)
+			rep.Aliases = metrics.FormatReference(MergeAliases(newGroups, metrics.ParseReference(prevOpt)))
 			w.log.printf("row %d attempt %d/%d: copied to %s/%s (%s)%s", n, k, attempts, w.scope, dir, prop.Reason, recallNote(at.Recall))
 			return rep
 		}
@@ -422,6 +505,52 @@ func (w *worker) row(ctx context.Context, n int, question, refCell, retCell stri
 	rep.Status = "not improved"
 	w.log.printf("row %d: no proposal made the question find its pages in %d attempt(s)", n, attempts)
 	return rep
+}
+
+// MergeAliases adds to each group of groups the aliases of the groups of
+// prev that share an alias with it, keeping order and dropping repeats, so
+// a second optimisation adds its copy after the first one's instead of
+// replacing it ("orig|copy1", then "orig|copy2" → "orig|copy1|copy2"). Groups
+// of prev that match none are kept at the end.
+func MergeAliases(groups, prev [][]string) [][]string {
+	out := make([][]string, len(groups))
+	used := make([]bool, len(prev))
+	for i, g := range groups {
+		seen := map[string]bool{}
+		add := func(a string) {
+			if a != "" && !seen[a] {
+				seen[a] = true
+				out[i] = append(out[i], a)
+			}
+		}
+		for j, pg := range prev {
+			if used[j] || !overlaps(g, pg) {
+				continue
+			}
+			used[j] = true
+			for _, a := range pg {
+				add(a)
+			}
+		}
+		for _, a := range g {
+			add(a)
+		}
+	}
+	for j, pg := range prev {
+		if !used[j] {
+			out = append(out, pg)
+		}
+	}
+	return out
+}
+
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if contains(b, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // check re-indexes, asks the question again and returns Ref Recall against
@@ -468,26 +597,76 @@ func errNote(e string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// writeOutput writes the updated CSV: in place (through a temporary file
-// and a rename, so a failure leaves the input intact) or as
-// <stem>_optimized_YYYYMMDD_HHMMSS.csv.
-func writeOutput(opts Options, outDir string, header []string, rows [][]string) (string, error) {
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// targetRows reads the CSV to update when it is not the results CSV, and
+// puts the new aliases of reps into its Optimized Reference Document
+// column (added when missing). Rows without a new alias keep their cell,
+// or get their Reference Document. It must have n data rows, as the
+// results CSV has.
+func targetRows(target string, n int, cand []int, reps []RowReport) ([]string, [][]string, error) {
+	header, rows, _, err := csvx.ReadFile(target)
+	if err != nil {
+		return nil, nil, fmt.Errorf("optimize: read %s: %w", target, err)
+	}
+	if len(rows) != n {
+		return nil, nil, fmt.Errorf("optimize: %s has %d data rows but the results CSV has %d; optimise the results CSV on its own (--separate) or pass the input it was made from", target, len(rows), n)
+	}
+	copt := csvx.MatchColumn(header, batch.ColOptimized)
+	if copt < 0 {
+		header = append(header, batch.ColOptimized)
+		copt = len(header) - 1
+	}
+	for i := range rows {
+		for len(rows[i]) < len(header) {
+			rows[i] = append(rows[i], "")
+		}
+	}
+	byRow := map[int]string{}
+	for _, r := range reps {
+		if r.Aliases != "" {
+			byRow[r.Row-1] = r.Aliases
+		}
+	}
+	cref := csvx.MatchColumn(header, batch.ColReference)
+	for i, r := range rows {
+		if a, ok := byRow[i]; ok {
+			r[copt] = metrics.FormatReference(MergeAliases(metrics.ParseReference(a), metrics.ParseReference(r[copt])))
+		} else if strings.TrimSpace(r[copt]) == "" {
+			r[copt] = cell(r, cref)
+		}
+	}
+	return header, rows, nil
+}
+
+// writeOutput writes the updated CSV: by default over target (through a
+// temporary file and a rename, so a failure leaves it intact) after
+// copying it to <stem>_backup_YYYYMMDD_HHMMSS.csv beside it; with
+// Separate as <stem>_optimized_YYYYMMDD_HHMMSS.csv in outDir.
+func writeOutput(opts Options, target, outDir string, header []string, rows [][]string) (written, backup string, err error) {
 	var f *os.File
 	var p string
-	var err error
-	if opts.InPlace {
-		f, err = os.CreateTemp(filepath.Dir(opts.Input), ".optimize-*.csv")
+	stem := strings.TrimSuffix(filepath.Base(target), filepath.Ext(target))
+	if !opts.Separate {
+		if backup, err = backupFile(target, stem, opts.Now()); err != nil {
+			return "", "", err
+		}
+		f, err = os.CreateTemp(filepath.Dir(target), ".optimize-*.csv")
 		if err == nil {
-			if fi, serr := os.Stat(opts.Input); serr == nil {
+			if fi, serr := os.Stat(target); serr == nil {
 				err = f.Chmod(fi.Mode().Perm())
 			}
 		}
 	} else {
-		stem := strings.TrimSuffix(filepath.Base(opts.Input), filepath.Ext(opts.Input))
 		f, p, err = csvx.CreateTimestamped(outDir, stem+"_optimized_", ".csv", opts.Now())
 	}
 	if err != nil {
-		return "", fmt.Errorf("optimize: create output: %w", err)
+		return "", backup, fmt.Errorf("optimize: create output: %w", err)
 	}
 	cw := csvx.NewWriter(f)
 	werr := cw.Write(header)
@@ -502,17 +681,37 @@ func writeOutput(opts Options, outDir string, header []string, rows [][]string) 
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
-	if opts.InPlace {
+	if !opts.Separate {
 		if werr == nil {
-			werr = os.Rename(f.Name(), opts.Input)
+			werr = os.Rename(f.Name(), target)
 		}
 		if werr != nil {
 			os.Remove(f.Name())
 		}
-		p = opts.Input
+		p = target
 	}
 	if werr != nil {
-		return p, fmt.Errorf("optimize: write %s: %w", p, werr)
+		return p, backup, fmt.Errorf("optimize: write %s: %w", p, werr)
+	}
+	return p, backup, nil
+}
+
+// backupFile copies target to <stem>_backup_<ts>.csv in its folder.
+func backupFile(target, stem string, now time.Time) (string, error) {
+	data, err := os.ReadFile(target)
+	if err != nil {
+		return "", fmt.Errorf("optimize: back up %s: %w", target, err)
+	}
+	f, p, err := csvx.CreateTimestamped(filepath.Dir(target), stem+"_backup_", ".csv", now)
+	if err != nil {
+		return "", fmt.Errorf("optimize: back up %s: %w", target, err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return "", fmt.Errorf("optimize: back up %s: %w", target, werr)
 	}
 	return p, nil
 }

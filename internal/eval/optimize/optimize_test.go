@@ -115,7 +115,14 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 		{"社食は？", "", "", "", "n3"},
 	})
 	var manifests []string
+	// The input is updated in place (seed 000), so the second run merges
+	// its copy into the aliases of the first.
+	wantAliases := []string{missedPage + "|database/温度設定/page_008.md", missedPage + "|database/温度設定/page_008.md|database/温度設定/page_008_2.md"}
 	for run, wantCopy := range []string{"database/温度設定/page_008.md", "database/温度設定/page_008_2.md"} {
+		orig, err := os.ReadFile(input)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var log bytes.Buffer
 		res, err := Run(t.Context(), Options{Input: input, Root: root, Log: &log, Now: fixedNow})
 		if err != nil {
@@ -124,11 +131,17 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 		if len(res.Rows) != 1 || res.Rows[0].Status != "optimized" {
 			t.Fatalf("run %d: rows %+v\nlog: %s", run, res.Rows, log.String())
 		}
+		if res.Output != input {
+			t.Errorf("run %d wrote %s; want the input %s updated", run, res.Output, input)
+		}
+		if b, err := os.ReadFile(res.Backup); err != nil || !bytes.Equal(b, orig) || filepath.Dir(res.Backup) != filepath.Dir(input) {
+			t.Errorf("run %d backup %s: %v; want the input as it was, next to it", run, res.Backup, err)
+		}
 		h, rows := readCSV(t, res.Output)
 		if want := []string{"Question", "Reference Document", "Retrieved Files", "Ref Recall", "Notes", "Optimized Reference Document"}; !reflect.DeepEqual(h, want) {
 			t.Errorf("header %q", h)
 		}
-		wantCells := []string{missedPage + "|" + wantCopy, "database/温度設定/page_001.md", ""}
+		wantCells := []string{wantAliases[run], "database/温度設定/page_001.md", ""}
 		for i, w := range wantCells {
 			if rows[i][5] != w {
 				t.Errorf("run %d row %d Optimized = %q; want %q", run, i+1, rows[i][5], w)
@@ -165,7 +178,7 @@ func TestRunNewFolderInPlaceAndUndoReport(t *testing.T) {
 	}
 	before := snapshot(t, root)
 	input := writeResults(t, t.TempDir(), [][]string{failedRow()})
-	res, err := Run(t.Context(), Options{Input: input, Root: root, InPlace: true, Now: fixedNow})
+	res, err := Run(t.Context(), Options{Input: input, Root: root, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

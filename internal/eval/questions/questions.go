@@ -29,7 +29,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -281,9 +283,14 @@ func (g *generator) load(ctx context.Context) ([]*doc, error) {
 			}
 		}
 		ld := &doc{file: f, doc: d}
+		onDisk := g.pagesOnDisk(f)
 		var all strings.Builder
 		for i, p := range d.Pages {
-			ld.ids = append(ld.ids, g.pageID(f, cats[i], pageNumber(p, i)))
+			id := g.pageID(f, cats[i], pageNumber(p, i))
+			if real, ok := onDisk[path.Base(id)]; ok && g.opt.PageID == nil {
+				id = real
+			}
+			ld.ids = append(ld.ids, id)
 			if all.Len() < 20000 {
 				all.WriteString(p.Text)
 			}
@@ -294,6 +301,43 @@ func (g *generator) load(ctx context.Context) ([]*doc, error) {
 	}
 	return docs, nil
 }
+
+// pagesOnDisk maps the page files (page_NNN.md) of f's folder in the page
+// database, as they exist on disk, to their identities: the folder's own
+// pages and those one section folder down, which `shirube index
+// --categorize` writes (database/<folder>/<stem>/<section>/page_NNN.md).
+// References then name the pages as they are, whichever sections the index
+// chose. A database that does not exist (yet) gives an empty map.
+func (g *generator) pagesOnDisk(f document.File) map[string]string {
+	out := map[string]string{}
+	idDir := document.DocumentDir(g.opt.DatabaseDir, f)
+	diskDir := filepath.Join(filepath.Dir(filepath.Clean(g.opt.DatabaseDir)), filepath.FromSlash(idDir))
+	entries, err := os.ReadDir(diskDir)
+	if err != nil {
+		return out
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			if pageFile.MatchString(e.Name()) {
+				out[e.Name()] = path.Join(idDir, e.Name())
+			}
+			continue
+		}
+		sub, err := os.ReadDir(filepath.Join(diskDir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, p := range sub {
+			if _, plain := out[p.Name()]; !p.IsDir() && pageFile.MatchString(p.Name()) && !plain {
+				out[p.Name()] = path.Join(idDir, e.Name(), p.Name())
+			}
+		}
+	}
+	return out
+}
+
+// pageFile matches a page file of the page database.
+var pageFile = regexp.MustCompile(`^page_[0-9]{3,}\.md$`)
 
 func (g *generator) pageID(f document.File, category string, page int) string {
 	if g.opt.PageID != nil {

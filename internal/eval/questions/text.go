@@ -1,6 +1,7 @@
 package questions
 
 import (
+	"github.com/shirube/shirube/internal/analysis"
 	"math"
 	"regexp"
 	"slices"
@@ -74,7 +75,7 @@ func splitSentences(text string) []sentence {
 	var buf strings.Builder
 	heading := ""
 	flush := func() {
-		for _, s := range cutSentences(buf.String()) {
+		for _, s := range analysis.Sentences(strings.Join(strings.Fields(buf.String()), " ")) {
 			out = append(out, sentence{Text: s, Heading: heading, Pos: len(out)})
 		}
 		buf.Reset()
@@ -154,37 +155,6 @@ func endsWithTerminator(s string) bool {
 	s = strings.TrimRight(s, " 」』)）\"'")
 	r, _ := utf8.DecodeLastRuneInString(s)
 	return strings.ContainsRune("。．.！？!?", r)
-}
-
-// cutSentences splits a paragraph after 。！？ and after ". " before a
-// capital letter.
-func cutSentences(p string) []string {
-	var out []string
-	rs := []rune(strings.Join(strings.Fields(p), " "))
-	start := 0
-	for i, r := range rs {
-		end := false
-		switch r {
-		case '。', '！', '？':
-			end = true
-		case '.', '!', '?':
-			end = i+2 < len(rs) && rs[i+1] == ' ' && unicode.IsUpper(rs[i+2])
-		}
-		// Keep a closing bracket with its sentence.
-		if end && i+1 < len(rs) && strings.ContainsRune("」』）)", rs[i+1]) {
-			end = false
-		}
-		if end {
-			if s := strings.TrimSpace(string(rs[start : i+1])); s != "" {
-				out = append(out, s)
-			}
-			start = i + 1
-		}
-	}
-	if s := strings.TrimSpace(string(rs[start:])); s != "" {
-		out = append(out, s)
-	}
-	return out
 }
 
 // keyPhrases returns the distinct key phrases of s in order of appearance:
