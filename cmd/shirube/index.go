@@ -36,6 +36,7 @@ func addSearchFlags(cmd *cobra.Command) {
 	f.Int("k", config.DefaultK, "number of results")
 	f.Float64("bm25-weight", config.DefaultBM25Weight, "weight of the BM25 leg (vector weight is 1 − this)")
 	f.String("fusion", config.DefaultFusion, "score fusion: minmax or rrf")
+	f.StringSlice("scope", nil, "search only these folders or documents (relative to the data folder or the page database; repeat or comma-separate)")
 }
 
 func newIndexCmd(g *globals) *cobra.Command {

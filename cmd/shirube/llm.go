@@ -127,27 +127,63 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		},
 	}
 	if cfg.Profile != "" {
-		opt.Retrieve = agentRetriever(cfg.Profile, tok, trace)
+		// The facet planner uses the configured LLM (built like the
+		// answer model, so --llm-timeout applies); offline, or when the
+		// call fails, the offline planner splits the question.
+		var planner agent.Completer
+		if model != nil {
+			planner = model
+		}
+		opt.Retrieve = agentRetriever(cfg.Profile, tok, planner, trace)
 	}
 	return assistant.New(s, gen, logger, opt), model, nil
 }
 
 // agentRetriever runs seed 003's agentic loop (facets, routes, corrective
 // re-search within the profile's budget) in place of one search.
-func agentRetriever(profile string, tok answer.Tokenizer, trace io.Writer) assistant.Retriever {
+// planner (nil: offline only) decomposes the question into facets.
+func agentRetriever(profile string, tok answer.Tokenizer, planner agent.Completer, trace io.Writer) assistant.Retriever {
 	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (assistant.Retrieval, error) {
-		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt})
+		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt, Planner: planner})
 		if err != nil {
 			return assistant.Retrieval{}, err
 		}
-		fmt.Fprintf(trace, "(profile %s: route %s, %d searches in %d rounds, top5 relevance %.2f, must-have %d/%d, stop: %s)\n",
-			res.Profile, res.Route, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, len(res.Facets), res.StopReason)
+		if res.PlannerError != "" {
+			fmt.Fprintf(trace, "(LLM planner unavailable, offline planner used: %s)\n", res.PlannerError)
+		}
+		fmt.Fprintf(trace, "(profile %s: route %s, planner %s, %d searches in %d rounds, top5 relevance %.2f, must-have %d/%d, stop: %s)\n",
+			res.Profile, res.Route, res.Planner, res.Calls, res.Rounds, res.Top5Relevance, res.MustHaveHits, len(res.Facets), res.StopReason)
 		var parts []string
 		for _, f := range res.Facets {
 			parts = append(parts, f.Text)
 		}
-		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts}, nil
+		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts, Trace: traceOf(res),
+			Usage: res.PlannerUsage, CostUSD: res.PlannerCostUSD}, nil
 	}
+}
+
+// traceOf is the assistant's trace of an agent run.
+func traceOf(res agent.Result) *assistant.Trace {
+	t := &assistant.Trace{
+		Profile: res.Profile, Route: res.Route, Planner: res.Planner, PlannerError: res.PlannerError,
+		Facets: []assistant.TraceFacet{}, Rounds: []assistant.TraceRound{},
+		Searches: res.Calls, SearchBudget: res.Budget, StopReason: res.StopReason,
+	}
+	for i, f := range res.Facets {
+		tf := assistant.TraceFacet{Text: f.Text, Type: f.Type}
+		if i < len(res.Coverage) {
+			tf.Covered = res.Coverage[i].Covered
+		}
+		t.Facets = append(t.Facets, tf)
+	}
+	for _, st := range res.Trace {
+		if n := len(t.Rounds); n == 0 || t.Rounds[n-1].Round != st.Round {
+			t.Rounds = append(t.Rounds, assistant.TraceRound{Round: st.Round, Phase: st.Phase, Searches: []string{}})
+		}
+		r := &t.Rounds[len(t.Rounds)-1]
+		r.Searches = append(r.Searches, st.Query)
+	}
+	return t
 }
 
 // newSession starts a conversation that rewrites follow-ups with the LLM

@@ -132,6 +132,9 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 		c.BM25WeightSet = true
 	}
 	str("fusion", &c.Fusion)
+	if err == nil {
+		err = set("scope", func() error { v, e := f.GetStringSlice("scope"); c.Scope = v; return e })
+	}
 	flt("evidence-threshold", &c.EvidenceThreshold)
 	flt("claim-coverage", &c.ClaimCoverage)
 	str("verify", &c.Verify)

@@ -43,7 +43,7 @@ func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, e
 // searchOptions are the configured search settings. Unless the user set a
 // BM25 weight, each search chooses its own (retrieve.Options.AutoWeight).
 func searchOptions(cfg config.Config) retrieve.Options {
-	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion, AutoWeight: !cfg.BM25WeightSet}
+	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion, AutoWeight: !cfg.BM25WeightSet, Scope: cfg.Scope}
 }
 
 // searchJSON is what `search --json` prints: the shape of GET /api/search,

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -80,6 +81,7 @@ type Result struct {
 	Queries        []string          `json:"queries"` // every query searched, in order
 	Rounds         int               `json:"rounds"`
 	Calls          int               `json:"calls"`
+	Budget         int               `json:"budget"`   // the profile's search budget (MaxCalls)
 	Evidence       []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
 	Top5Relevance  float64           `json:"top5_relevance"`
 	Top10Relevance float64           `json:"top10_relevance"`
@@ -91,6 +93,10 @@ type Result struct {
 	Trace          []Step            `json:"trace"`
 	Planner        string            `json:"planner"` // offline or llm
 	PlannerError   string            `json:"planner_error,omitempty"`
+	// PlannerUsage and PlannerCostUSD are the LLM planner's tokens and
+	// cost (zero offline), to be added to the answer's.
+	PlannerUsage   llm.Usage `json:"planner_usage"`
+	PlannerCostUSD float64   `json:"planner_cost_usd"`
 }
 
 // Run answers question's retrieval need within the profile's budgets.
@@ -110,15 +116,20 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 	planner, perr := "offline", ""
 	if opt.Planner != nil {
 		p, err := PlanWithLLM(ctx, opt.Planner, question, opt.Tokenizer, prof.CandidateBudget)
+		plan.Usage, plan.CostUSD = p.Usage, p.CostUSD
 		if err != nil {
 			perr = err.Error()
 		} else {
 			plan, planner = p, "llm"
 		}
 	}
-	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}}
-	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr}
+	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}, dates: map[string]string{}}
+	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr, Budget: prof.MaxCalls,
+		PlannerUsage: plan.Usage, PlannerCostUSD: plan.CostUSD}
 	if err := r.loop(ctx); err != nil {
+		return r.finish(), err
+	}
+	if err := r.sweep(ctx); err != nil {
 		return r.finish(), err
 	}
 	return r.finish(), nil
@@ -133,6 +144,7 @@ type runner struct {
 	asked  map[string]bool
 	streak int               // consecutive searches without new evidence
 	norm   map[string]string // normalised text by chunk id
+	dates  map[string]string // latest date written in the chunk, by chunk id
 }
 
 func (r *runner) searchK() int {
@@ -204,6 +216,17 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	}
 	sopt := r.opt.Search
 	sopt.K = r.searchK()
+	if phase == "facet_sweep" && len(r.pool) > 0 {
+		// Novelty: the sweep spends its results on chunks not taken yet
+		// (the pooled ones keep their best score). The corrective rounds
+		// do not skip: their keyword queries would otherwise pull in
+		// chunks that match only the rewritten query, whose evidence
+		// scores outrank the whole question's (qa-ja-docs D51).
+		sopt.SkipIDs = make(map[string]bool, len(r.pool))
+		for id := range r.pool {
+			sopt.SkipIDs[id] = true
+		}
+	}
 	results, _, err := r.opt.Searcher.Search(ctx, q, sopt)
 	r.res.Calls++
 	r.asked[q] = true
@@ -236,6 +259,36 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	return nil
 }
 
+// updated is when x's document was last changed, as a sortable ISO 8601
+// string: the source's modification time, or else the latest date written
+// in the chunk (2024-04-01, 2024/4/1, 2024年4月1日, 令和6年4月1日).
+func (r *runner) updated(x retrieve.Result) string {
+	if x.UpdatedAt != "" {
+		return x.UpdatedAt
+	}
+	d, ok := r.dates[x.ChunkID]
+	if !ok {
+		d = latestDate(x.Text)
+		r.dates[x.ChunkID] = d
+	}
+	return d
+}
+
+// ahead orders the evidence: evidence score, newer document, fused score,
+// chunk id.
+func (r *runner) ahead(a, b retrieve.Result) bool {
+	if a.EvidenceScore != b.EvidenceScore {
+		return a.EvidenceScore > b.EvidenceScore
+	}
+	if ua, ub := r.updated(a), r.updated(b); ua != ub {
+		return ua > ub
+	}
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ChunkID < b.ChunkID
+}
+
 func better(a, b retrieve.Result) bool {
 	if a.EvidenceScore != b.EvidenceScore {
 		return a.EvidenceScore > b.EvidenceScore
@@ -243,21 +296,16 @@ func better(a, b retrieve.Result) bool {
 	return a.Score > b.Score
 }
 
-// ranked is the pool best first: evidence score, then fused score, then id.
+// ranked is the pool best first: evidence score (query match), then the
+// newer document (seed 003's updatedAt signal: of two chunks that match
+// equally, the more recent one is likelier current), then fused score,
+// then id.
 func (r *runner) ranked() []retrieve.Result {
 	out := make([]retrieve.Result, 0, len(r.pool))
 	for _, x := range r.pool {
 		out = append(out, x)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].EvidenceScore != out[j].EvidenceScore {
-			return out[i].EvidenceScore > out[j].EvidenceScore
-		}
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
-		}
-		return out[i].ChunkID < out[j].ChunkID
-	})
+	sort.Slice(out, func(i, j int) bool { return r.ahead(out[i], out[j]) })
 	return out
 }
 
@@ -289,7 +337,7 @@ func (r *runner) kept() []retrieve.Result {
 			out = append(out, x)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return better(out[i], out[j]) })
+	sort.SliceStable(out, func(i, j int) bool { return r.ahead(out[i], out[j]) })
 	return out
 }
 
@@ -395,7 +443,11 @@ func (r *runner) satisfied() bool {
 // terms next to the best chunk's heading; when every facet is covered but
 // relevance is low, keyword and heading-anchored variants of each facet.
 // Queries already searched are skipped; at most the candidate budget.
-func (r *runner) corrective() []string {
+func (r *runner) corrective() []string { return r.candidates(false) }
+
+// candidates writes corrective queries; with onlyUncovered, for the
+// uncovered facets alone (the facet sweep).
+func (r *runner) candidates(onlyUncovered bool) []string {
 	cov := r.coverage()
 	var qs []string
 	add := func(q string) {
@@ -415,7 +467,7 @@ func (r *runner) corrective() []string {
 	for _, pass := range []int{0, 1, 2, 3} {
 		for i, f := range r.plan.Facets {
 			c := cov[i]
-			if c.Covered && pass < 2 || pass >= 2 && c.Covered && !lowRelevance {
+			if c.Covered && (pass < 2 || onlyUncovered || !lowRelevance) {
 				continue
 			}
 			switch pass {
@@ -441,6 +493,54 @@ func (r *runner) corrective() []string {
 		}
 	}
 	return qs
+}
+
+// sweep spends the search budget the loop left on facets still uncovered
+// (a multi-part question whose other facets satisfied the thresholds, or
+// whose rounds ran out): one round of their corrective queries at a time,
+// until every facet is covered, the budget is spent, nothing new is left
+// to ask, or two searches in a row add no evidence. The fast profile
+// (one round, no corrective loop) does not sweep.
+func (r *runner) sweep(ctx context.Context) error {
+	if r.prof.MaxRounds < 2 || len(r.pool) == 0 {
+		return nil
+	}
+	r.streak = 0
+	swept := false
+	for r.res.Calls < r.prof.MaxCalls && hits(r.coverage()) < len(r.plan.Facets) {
+		qs := r.candidates(true)
+		if len(qs) == 0 {
+			break
+		}
+		swept = true
+		r.res.Rounds++
+		r.res.Corrective = true
+		for _, q := range qs {
+			if r.res.Calls >= r.prof.MaxCalls {
+				r.res.StopReason = StopMaxCalls
+				return nil
+			}
+			if err := r.search(ctx, r.res.Rounds, "facet_sweep", q); err != nil {
+				return err
+			}
+			if hits(r.coverage()) == len(r.plan.Facets) {
+				r.res.StopReason = StopCoverage
+				return nil
+			}
+			if r.streak >= 2 {
+				r.res.StopReason = StopNoNew
+				return nil
+			}
+		}
+	}
+	if swept {
+		if r.res.Calls >= r.prof.MaxCalls {
+			r.res.StopReason = StopMaxCalls
+		} else {
+			r.res.StopReason = StopNoQueries
+		}
+	}
+	return nil
 }
 
 // lastHeading is the innermost heading of a breadcrumb ("A > B > C").

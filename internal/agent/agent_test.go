@@ -197,8 +197,16 @@ func TestProfileBudgets(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := Profiles[name]
-		if f.calls != res.Calls || res.Calls > p.MaxCalls || res.Rounds > p.MaxRounds || res.Rounds < 1 {
-			t.Errorf("%s: %d calls (searcher saw %d), %d rounds; budget %d calls, %d rounds", name, res.Calls, f.calls, res.Rounds, p.MaxCalls, p.MaxRounds)
+		// max_rounds bounds the loop; the facet sweep after it only spends
+		// the search budget left on uncovered facets.
+		loopRounds := 0
+		for _, s := range res.Trace {
+			if s.Phase != "facet_sweep" {
+				loopRounds = max(loopRounds, s.Round)
+			}
+		}
+		if f.calls != res.Calls || res.Calls > p.MaxCalls || loopRounds > p.MaxRounds || res.Rounds < 1 {
+			t.Errorf("%s: %d calls (searcher saw %d), %d loop rounds; budget %d calls, %d rounds", name, res.Calls, f.calls, loopRounds, p.MaxCalls, p.MaxRounds)
 		}
 		if len(res.Evidence) > p.MaxEvidence {
 			t.Errorf("%s: %d evidence, cap %d", name, len(res.Evidence), p.MaxEvidence)
@@ -532,5 +540,102 @@ func TestPlanMixedLanguage(t *testing.T) {
 	}
 	if got := latinWords("Windows イベント ID 4740 と rm -rf"); !slices.Equal(got, []string{"Windows", "ID", "rm", "rf"}) {
 		t.Errorf("latinWords = %q", got)
+	}
+}
+
+// routed is a searcher whose results depend on the query alone, through
+// answer; it records the options of every search.
+type routed struct {
+	answer func(q string) []retrieve.Result
+	opts   []retrieve.Options
+}
+
+func (r *routed) Search(_ context.Context, q string, opt retrieve.Options) ([]retrieve.Result, retrieve.Info, error) {
+	r.opts = append(r.opts, opt)
+	var out []retrieve.Result
+	for _, x := range r.answer(q) {
+		if !opt.SkipIDs[x.ChunkID] {
+			out = append(out, x)
+		}
+	}
+	return out, retrieve.Info{}, nil
+}
+
+// TestSweepCoversLeftFacet: two facets of three are covered with high
+// relevance in the first round, which satisfies deep's thresholds; the
+// third facet's own text finds only an off-topic chunk, its keywords find
+// the answer. The budget left is spent on it before the loop stops.
+func TestSweepCoversLeftFacet(t *testing.T) {
+	docs := map[string]retrieve.Result{
+		"backup": {ChunkID: "backup", Text: "バックアップの復旧手順。スナップショットから戻す。", EvidenceScore: 0.95, Score: 1},
+		"log":    {ChunkID: "log", Text: "ログの保管期間は一年。", EvidenceScore: 0.95, Score: 1},
+		"noise":  {ChunkID: "noise", Text: "社内ネットワークの概要。", EvidenceScore: 0.9, Score: 1},
+		"vpn":    {ChunkID: "vpn", Text: "VPNの接続設定はポータルから行う。", EvidenceScore: 0.9, Score: 1},
+	}
+	plan := PlanQuestion(threeFacets, bigrams{}, Profiles["deep"].CandidateBudget)
+	if len(plan.Facets) != 3 {
+		t.Fatalf("plan %+v", plan)
+	}
+	vpn := plan.Facets[2]
+	s := &routed{answer: func(q string) []retrieve.Result {
+		switch {
+		case q == threeFacets:
+			return []retrieve.Result{docs["backup"], docs["log"], docs["noise"]}
+		case q == plan.Facets[0].Text:
+			return []retrieve.Result{docs["backup"]}
+		case q == plan.Facets[1].Text:
+			return []retrieve.Result{docs["log"]}
+		case q == vpn.Text:
+			return []retrieve.Result{docs["noise"]}
+		case q == strings.Join(vpn.MustHave, " "):
+			return []retrieve.Result{docs["vpn"], docs["noise"]}
+		}
+		return nil
+	}}
+	res, err := Run(context.Background(), threeFacets, Options{Profile: "deep", Searcher: s, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unknowns) != 0 || res.MustHaveHits != 3 || !slices.Contains(evidenceIDs(res), "vpn") {
+		t.Errorf("unknowns %q, hits %d, evidence %v; want the VPN facet covered\n%+v", res.Unknowns, res.MustHaveHits, evidenceIDs(res), res.Trace)
+	}
+	if res.Calls <= 4 || res.StopReason != StopCoverage || res.Trace[len(res.Trace)-1].Phase != "facet_sweep" {
+		t.Errorf("%d calls, stop %s, trace %+v", res.Calls, res.StopReason, res.Trace)
+	}
+	// Novelty: the sweep's searches hide the chunks already taken.
+	last := s.opts[len(s.opts)-1]
+	if !last.SkipIDs["backup"] || !last.SkipIDs["log"] || !last.SkipIDs["noise"] {
+		t.Errorf("sweep search skips %v", last.SkipIDs)
+	}
+	if s.opts[0].SkipIDs != nil {
+		t.Errorf("seed recall skips %v", s.opts[0].SkipIDs)
+	}
+}
+
+// TestRecencyBreaksTies: of two chunks that match equally, the newer
+// document ranks first — by its modification time, or by the latest date
+// written in it when it has none.
+func TestRecencyBreaksTies(t *testing.T) {
+	cases := []struct {
+		name       string
+		old, fresh retrieve.Result
+	}{
+		{"updated_at", retrieve.Result{ChunkID: "a", Text: "VPNの接続設定。", UpdatedAt: "2021-04-01T00:00:00", EvidenceScore: 0.8, Score: 0.9},
+			retrieve.Result{ChunkID: "b", Text: "VPNの接続設定。", UpdatedAt: "2024-04-01T00:00:00", EvidenceScore: 0.8, Score: 0.5}},
+		{"date in text", retrieve.Result{ChunkID: "a", Text: "VPNの接続設定（2021年4月1日改訂）。", EvidenceScore: 0.8, Score: 0.9},
+			retrieve.Result{ChunkID: "b", Text: "VPNの接続設定（令和6年4月1日改訂）。", EvidenceScore: 0.8, Score: 0.5}},
+	}
+	for _, tc := range cases {
+		s := &routed{answer: func(string) []retrieve.Result { return []retrieve.Result{tc.old, tc.fresh} }}
+		res, err := Run(context.Background(), "VPNの接続設定は？", Options{Profile: "fast", Searcher: s, Tokenizer: bigrams{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := evidenceIDs(res); len(ids) != 2 || ids[0] != "b" {
+			t.Errorf("%s: evidence %v, want the newer b first", tc.name, ids)
+		}
+	}
+	if got := latestDate("制定 2019/4/1、改訂 令和5年10月2日"); got != "2023-10-02T00:00:00" {
+		t.Errorf("latest date %q", got)
 	}
 }

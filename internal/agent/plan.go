@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/llm"
 )
 
 // Routes (seed 003 "Route Selection").
@@ -64,13 +65,24 @@ type Tokenizer interface {
 type Facet struct {
 	Text     string   `json:"text"`
 	MustHave []string `json:"must_have"` // content terms the evidence must contain
+	// Type is the facet's kind in seed 003's candidate generation —
+	// intent, target, artifact or time — when the LLM planner named it
+	// ("" from the offline planner).
+	Type string `json:"type,omitempty"`
 }
+
+// Facet types of seed 003's facet-driven candidates.
+var FacetTypes = []string{"intent", "target", "artifact", "time"}
 
 // Plan is the outcome of facet planning.
 type Plan struct {
 	Route   string   `json:"route"`
 	Facets  []Facet  `json:"facets"`
 	Queries []string `json:"queries"` // seed-recall candidates: original first, then facets
+	// Usage and CostUSD are what the LLM planner's call cost (zero
+	// offline), counted even when its reply was unusable.
+	Usage   llm.Usage `json:"-"`
+	CostUSD float64   `json:"-"`
 }
 
 // comparisonWords make a question multi_hop.

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,6 +59,42 @@ type Retrieval struct {
 	// chunk supports the whole question or every part has a chunk that
 	// supports it.
 	Parts []string
+	// Trace is how the strategy searched, for `ask --json`, the API
+	// answer and the audit log; nil when it keeps none.
+	Trace *Trace
+	// Usage and CostUSD are what model calls the strategy made cost (the
+	// agent's LLM planner); they are added to the reply's.
+	Usage   llm.Usage
+	CostUSD float64
+}
+
+// Trace is seed 003's retrieval trace: the profile, the route, the facets
+// the question was split into, the searches of every round, the budget
+// used and why the loop stopped.
+type Trace struct {
+	Profile      string       `json:"profile"`
+	Route        string       `json:"route"`
+	Planner      string       `json:"planner"` // offline or llm
+	PlannerError string       `json:"planner_error,omitempty"`
+	Facets       []TraceFacet `json:"facets"`
+	Rounds       []TraceRound `json:"rounds"`
+	Searches     int          `json:"searches"`      // searches made
+	SearchBudget int          `json:"search_budget"` // the profile's maximum
+	StopReason   string       `json:"stop_reason"`
+}
+
+// TraceFacet is one part of the question and whether evidence covers it.
+type TraceFacet struct {
+	Text    string `json:"text"`
+	Type    string `json:"type,omitempty"` // intent, target, artifact or time (LLM planner)
+	Covered bool   `json:"covered"`
+}
+
+// TraceRound is one round of the loop: the queries it searched.
+type TraceRound struct {
+	Round    int      `json:"round"`
+	Phase    string   `json:"phase"`
+	Searches []string `json:"searches"`
 }
 
 // MaxQuestionRunes is the longest question accepted, in characters, on
@@ -258,6 +295,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			var got Retrieval
 			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
+			rep.Trace = got.Trace
+			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
+			rep.CostUSD += got.CostUSD
 			best = gate(ctx, s, effective, got, *sopt)
 		} else {
 			var info retrieve.Info
@@ -418,6 +458,11 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 		LLMUnavailable: rep.LLMUnavailable,
 		LLMError:       rep.LLMError,
 		Error:          rep.Error,
+	}
+	if rep.Trace != nil {
+		if b, err := json.Marshal(rep.Trace); err == nil {
+			e.Trace = b
+		}
 	}
 	for _, r := range rep.SearchResults {
 		e.SearchResults = append(e.SearchResults, auditlog.SearchResult{

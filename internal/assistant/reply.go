@@ -51,6 +51,10 @@ type Reply struct {
 	// incomplete or extractive for want of the model ("" otherwise). It is
 	// also the first paragraph of Answer.
 	Notice string `json:"notice,omitempty"`
+	// Trace is how the agentic retrieval searched (seed 003: profile,
+	// route, facets, searches per round, budget used, stop reason); nil on
+	// the plain search path.
+	Trace *Trace `json:"trace,omitempty"`
 	// Error is what failed, for the audit log of a failed question.
 	Error string `json:"-"`
 	// AuditError is set when the audit log line could not be written; the

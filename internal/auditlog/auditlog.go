@@ -107,27 +107,33 @@ type Entry struct {
 	LLMError       string
 	// Error is what failed when Outcome is timeout, cancelled or error.
 	Error string
+	// Trace is how the agentic retrieval searched (seed 003: profile,
+	// route, facets, searches per round, budget used, stop reason), as
+	// JSON; nil for the plain search path. It is an added field: the §6.1
+	// fields are unchanged.
+	Trace json.RawMessage
 }
 
 // wireEntry fixes the JSON field names and order.
 type wireEntry struct {
-	Timestamp         string         `json:"timestamp"`
-	SessionID         string         `json:"session_id"`
-	Query             string         `json:"query"`
-	SearchResults     []SearchResult `json:"search_results"`
-	Answer            string         `json:"answer"`
-	ProcessingTimeSec float64        `json:"processing_time_sec"`
-	TokenUsage        TokenUsage     `json:"token_usage"`
-	CostUSD           float64        `json:"cost_usd"`
-	SearchConfig      SearchConfig   `json:"search_config"`
-	Flags             Flags          `json:"flags"`
-	RewrittenQuery    string         `json:"rewritten_query,omitempty"`
-	Generator         string         `json:"generator,omitempty"`
-	Outcome           string         `json:"outcome,omitempty"`
-	Incomplete        bool           `json:"incomplete,omitempty"`
-	LLMUnavailable    bool           `json:"llm_unavailable,omitempty"`
-	LLMError          string         `json:"llm_error,omitempty"`
-	Error             string         `json:"error,omitempty"`
+	Timestamp         string          `json:"timestamp"`
+	SessionID         string          `json:"session_id"`
+	Query             string          `json:"query"`
+	SearchResults     []SearchResult  `json:"search_results"`
+	Answer            string          `json:"answer"`
+	ProcessingTimeSec float64         `json:"processing_time_sec"`
+	TokenUsage        TokenUsage      `json:"token_usage"`
+	CostUSD           float64         `json:"cost_usd"`
+	SearchConfig      SearchConfig    `json:"search_config"`
+	Flags             Flags           `json:"flags"`
+	RewrittenQuery    string          `json:"rewritten_query,omitempty"`
+	Generator         string          `json:"generator,omitempty"`
+	Outcome           string          `json:"outcome,omitempty"`
+	Incomplete        bool            `json:"incomplete,omitempty"`
+	LLMUnavailable    bool            `json:"llm_unavailable,omitempty"`
+	LLMError          string          `json:"llm_error,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	Trace             json.RawMessage `json:"trace,omitempty"`
 }
 
 // MarshalJSON writes e in the §6.1 schema.
@@ -150,6 +156,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		LLMUnavailable:    e.LLMUnavailable,
 		LLMError:          e.LLMError,
 		Error:             e.Error,
+		Trace:             e.Trace,
 	}
 	if w.SearchResults == nil {
 		w.SearchResults = []SearchResult{}
@@ -180,7 +187,7 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 		CostUSD: w.CostUSD, SearchConfig: w.SearchConfig, Flags: w.Flags,
 		RewrittenQuery: w.RewrittenQuery, Generator: w.Generator,
 		Outcome: w.Outcome, Incomplete: w.Incomplete, LLMUnavailable: w.LLMUnavailable,
-		LLMError: w.LLMError, Error: w.Error,
+		LLMError: w.LLMError, Error: w.Error, Trace: w.Trace,
 	}
 	return nil
 }

@@ -92,6 +92,9 @@ type Config struct {
 	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
+	// Scope limits every search to these folders or documents (--scope;
+	// retrieve.Options.Scope); empty searches everything.
+	Scope []string
 
 	Embedder       string // local or openai (SHIRUBE_EMBEDDER)
 	EmbeddingModel string // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)

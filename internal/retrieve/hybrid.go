@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/index"
 )
 
@@ -35,6 +36,16 @@ type Options struct {
 	// Exclude, when set, hides chunks as if they were not in the index
 	// (leave-one-out evaluation). Hidden chunks are dropped before fusion.
 	Exclude func(chunk int) bool
+	// Scope, when set, limits the search to chunks of these folders or
+	// documents: a chunk is in scope when its source (relative to the data
+	// folder) or its page (database/…, with or without the database
+	// folder) is one of them or lies under one ("/"-separated; see
+	// InScope). Each leg then draws ten times its usual candidates, so
+	// in-scope chunks ranked low overall are still found.
+	Scope []string
+	// SkipIDs hides the chunks it names by chunk id: the agent's novelty
+	// signal, so a later round spends its results on chunks not yet taken.
+	SkipIDs map[string]bool
 	// AutoWeight lets the search choose the fusion weight (the default
 	// when the user has not set one). Over an index with the local
 	// embedder, each query is gated: BM25 alone when BM25's best passage
@@ -116,6 +127,9 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	if opt.Candidates <= 0 {
 		opt.Candidates = max(10*opt.K, 100)
+		if len(opt.Scope) > 0 {
+			opt.Candidates *= 10
+		}
 	}
 	w := opt.BM25Weight
 	auto := false
@@ -142,6 +156,9 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		return nil, Info{}, fmt.Errorf("BM25 search: %w", err)
 	}
 	lex = exclude(lex, opt.Exclude)
+	if lex, err = s.filter(ctx, lex, opt); err != nil {
+		return nil, Info{}, err
+	}
 	idf, err := s.ix.IDFs(ctx, info.Terms)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("read term statistics: %w", err)
@@ -165,6 +182,9 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 				info.VectorError = err
 			}
 			dense = exclude(hs, opt.Exclude)
+			if dense, err = s.filter(ctx, dense, opt); err != nil {
+				return nil, Info{}, err
+			}
 		}
 	}
 	info.DenseHits = len(dense)
@@ -448,6 +468,51 @@ func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
 		}
 	}
 	return out
+}
+
+// filter keeps the hits within opt.Scope and not named by opt.SkipIDs.
+func (s *Searcher) filter(ctx context.Context, hs []index.Hit, opt Options) ([]index.Hit, error) {
+	if len(hs) == 0 || len(opt.Scope) == 0 && len(opt.SkipIDs) == 0 {
+		return hs, nil
+	}
+	ids := make([]int, len(hs))
+	for i, h := range hs {
+		ids[i] = h.Chunk
+	}
+	chs, err := s.ix.Chunks(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	out := hs[:0:0]
+	for i, h := range hs {
+		if opt.SkipIDs[chs[i].ID] || len(opt.Scope) > 0 && !InScope(chs[i], opt.Scope) {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// InScope reports whether chunk c lies in one of the scopes: a scope names
+// a folder or a document, relative to the data folder (matched against the
+// source) or to the page database (matched against the page, whose first
+// folder — the database folder — may be left out). Leading "./" and
+// trailing "/" are ignored; separators are "/".
+func InScope(c chunk.Chunk, scopes []string) bool {
+	page := c.File
+	_, inDB, _ := strings.Cut(page, "/")
+	for _, sc := range scopes {
+		sc = strings.Trim(strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(sc), "\\", "/"), "./"), "/")
+		if sc == "" {
+			continue
+		}
+		for _, p := range []string{c.Source, page, inDB} {
+			if p != "" && (p == sc || strings.HasPrefix(p, sc+"/")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // minmax scales scores to 0–1 within the list; a single hit or a flat list

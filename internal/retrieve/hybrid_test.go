@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -128,4 +129,47 @@ func TestExcludeAndErrors(t *testing.T) {
 			t.Errorf("%+v accepted", opt)
 		}
 	}
+}
+
+func TestScopeAndSkipIDs(t *testing.T) {
+	s := New(testIndex(t))
+	ctx := context.Background()
+	q := "バックアップからの復旧手順"
+	all, _, err := s.Search(ctx, q, Options{K: 6})
+	if err != nil || len(all) < 2 || all[0].ChunkID != "d3_0" {
+		t.Fatalf("unscoped: %v, %v", ids(all), err)
+	}
+	cases := []struct {
+		name string
+		opt  Options
+		want []string // every result's chunk id is one of these
+	}{
+		{"folder", Options{K: 6, Scope: []string{"d5"}}, []string{"d5_0"}},
+		{"folder with the database prefix and a slash", Options{K: 6, Scope: []string{"./database/d5/"}}, []string{"d5_0"}},
+		{"document", Options{K: 6, Scope: []string{"d2/page_001.md", "d3"}}, []string{"d2_0", "d3_0"}},
+		{"skip ids", Options{K: 6, SkipIDs: map[string]bool{"d3_0": true}}, []string{"d0_0", "d1_0", "d2_0", "d4_0", "d5_0"}},
+	}
+	for _, tc := range cases {
+		res, _, err := s.Search(ctx, q, tc.opt)
+		if err != nil || len(res) == 0 {
+			t.Errorf("%s: %v, %v", tc.name, ids(res), err)
+			continue
+		}
+		for _, r := range res {
+			if !slices.Contains(tc.want, r.ChunkID) {
+				t.Errorf("%s: %s returned, want only %v", tc.name, r.ChunkID, tc.want)
+			}
+		}
+	}
+	if c := (chunk.Chunk{File: "database/runbooks/backup/page_001.md", Source: "runbooks/backup.md"}); !InScope(c, []string{"runbooks"}) || !InScope(c, []string{"runbooks/backup.md"}) || InScope(c, []string{"run"}) {
+		t.Error("InScope: folder, source document or a partial name")
+	}
+}
+
+func ids(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ChunkID)
+	}
+	return out
 }

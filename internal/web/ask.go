@@ -27,6 +27,10 @@ type AskRequest struct {
 	// Without it the browser's session cookie is used, or a new session
 	// is started; the response names it.
 	SessionID string `json:"session_id,omitempty"`
+	// Scope limits the search to these folders or documents (paths
+	// relative to the data folder or the page database, as the CLI's
+	// --scope); absent means the server's setting.
+	Scope []string `json:"scope,omitempty"`
 }
 
 // AskResponse is the reply of POST /api/ask: the assistant's Reply plus the
@@ -134,6 +138,9 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeRequestError(w, err)
 		return
+	}
+	if len(in.Scope) > 0 {
+		sopt.Scope = in.Scope
 	}
 	id := in.SessionID
 	if id != "" && !validSessionID.MatchString(id) {

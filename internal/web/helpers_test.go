@@ -111,6 +111,7 @@ type fixture struct {
 // fixtureOptions adjust a fixture before the server is created.
 type fixtureOptions struct {
 	gen       assistant.Generator // default: extractive
+	retriever assistant.Retriever // default: one hybrid search
 	noIndex   bool                // start without a searcher
 	configure func(*Options)
 	// prepare adjusts the server before it accepts connections (test
@@ -138,6 +139,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	asst := assistant.New(s, gen, auditlog.Open(logs, auditlog.Options{}), assistant.Options{
 		Search:             retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax, AutoWeight: true},
 		ProcedureLookahead: lookahead,
+		Retrieve:           fo.retriever,
 	})
 	opt := Options{Assistant: asst, Tokenizer: a}
 	if fo.configure != nil {
