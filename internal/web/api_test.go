@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -607,29 +608,46 @@ type blockingGen struct {
 }
 
 func (g blockingGen) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
-	g.started <- struct{}{}
+	select { // never block the handler on a signal nobody reads
+	case g.started <- struct{}{}:
+	default:
+	}
 	<-ctx.Done()
-	g.cancelled <- ctx.Err()
+	select {
+	case g.cancelled <- ctx.Err():
+	default:
+	}
 	return answer.Answer{}, ctx.Err()
 }
 
 func TestCancelledRequestCancelsAsk(t *testing.T) {
-	g := blockingGen{started: make(chan struct{}, 1), cancelled: make(chan error, 1)}
-	f := newFixture(t, fixtureOptions{gen: g})
 	for _, accept := range []string{"application/json", "text/event-stream"} {
 		t.Run(accept, func(t *testing.T) {
+			// A fresh generator and server per case: no signal of one
+			// case can be read by the next.
+			g := blockingGen{started: make(chan struct{}, 1), cancelled: make(chan error, 1)}
+			f := newFixture(t, fixtureOptions{gen: g})
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/api/ask", strings.NewReader(`{"question":`+jq(qMalware)+`}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", accept)
 			done := make(chan struct{})
+			var got string
 			go func() {
 				defer close(done)
 				if resp, err := f.ts.Client().Do(req); err == nil {
+					b, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
+					got = fmt.Sprintf("%d %s", resp.StatusCode, b)
 				}
 			}()
-			<-g.started // the request reached the generator
+			select {
+			case <-g.started: // the request reached the generator
+			case <-done:
+				t.Fatalf("the request ended before it reached the generator: %s", got)
+			case <-time.After(30 * time.Second):
+				t.Fatal("the request never reached the generator")
+			}
 			cancel()
 			select {
 			case err := <-g.cancelled:
@@ -639,7 +657,11 @@ func TestCancelledRequestCancelsAsk(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("generator was not cancelled")
 			}
-			<-done
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the client call did not return after its context was cancelled")
+			}
 		})
 	}
 }
