@@ -313,6 +313,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			results, info, err = s.Search(ctx, effective, wide)
 			if err == nil && a.opt.ProcedureLookahead > 1 {
 				results = append(results, penaltyReferences(ctx, s, effective, results, *sopt)...)
+				results = append(results, definitions(ctx, s, effective, results, *sopt)...)
 			}
 			// The audit log records the weight this search used (chosen
 			// per query unless the user set one).
@@ -537,6 +538,49 @@ func penaltyReferences(ctx context.Context, s *retrieve.Searcher, query string, 
 			if !seen[x.ChunkID] && x.File == r.File {
 				seen[x.ChunkID] = true
 				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+// definitions finds, for a question about what a term means whose
+// results define it nowhere, the chunks that do (「六　行政指導　…をいう。」,
+// 「「危険物」とは…」): one search for the term with the words definitions
+// are written in, keeping the chunks with a sentence that defines it.
+func definitions(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
+	qt := analysis.QuestionType(query)
+	term := analysis.DefinedTerm(query)
+	if qt.Kind != analysis.KindDefinition || term == "" {
+		return nil
+	}
+	defines := func(text string) bool {
+		for _, sent := range analysis.SplitSentences(analysis.Normalize(text)) {
+			if analysis.Defines(sent, term) {
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	for _, r := range results {
+		seen[r.ChunkID] = true
+		if defines(r.Text) {
+			return nil
+		}
+	}
+	wide := opt
+	wide.K = max(opt.K, 10)
+	found, _, err := s.Search(ctx, term+" とは をいう 定義", wide)
+	if err != nil {
+		return nil
+	}
+	var out []retrieve.Result
+	for _, r := range found {
+		if !seen[r.ChunkID] && defines(r.Text) {
+			out = append(out, r)
+			if len(out) == 2 {
+				break
 			}
 		}
 	}

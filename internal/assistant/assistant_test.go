@@ -294,3 +294,32 @@ func TestDemoRunbookSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestDefinitionFollowUp: a question about what a term means is answered
+// by the sentence that defines it, found by a follow-up search when the
+// question's own results only use the term.
+func TestDefinitionFollowUp(t *testing.T) {
+	mk := func(i int, heading, text string) chunk.Chunk {
+		return chunk.Chunk{ID: "c" + string(rune('a'+i)), File: "database/law/act/page_001.md", Source: "law/act.html", Page: 1, Heading: heading, Text: "# " + heading + "\n" + text}
+	}
+	var chunks []chunk.Chunk
+	for i := range 6 {
+		chunks = append(chunks, mk(i, "手続法 > 第三十条（行政指導の方式）", "行政指導に携わる者は、行政指導の趣旨及び内容を明確に示す。行政指導は口頭でもよい。行政指導。"))
+	}
+	chunks = append(chunks, mk(7, "手続法 > 第二条（定義）", "この法律において、次の各号に掲げる用語の意義は、当該各号に定めるところによる。\n一　法令　法律、法律に基づく命令、条例及び地方公共団体の執行機関の規則をいう。\n二　処分　行政庁の処分その他公権力の行使に当たる行為をいう。\n六　行政指導　行政機関が特定の者に一定の作為又は不作為を求める指導、勧告、助言その他の行為であって処分に該当しないものをいう。"))
+	ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{
+		Search: retrieve.Options{K: 1, BM25Weight: 0.6}, ProcedureLookahead: 3, EvidenceThreshold: 0.01,
+	})
+	rep, err := a.Ask(context.Background(), assistant.Request{Query: "「行政指導」とはどういうものですか？"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Answer, "処分に該当しないものをいう") {
+		t.Errorf("answer %q: want the defining item of 第二条", rep.Answer)
+	}
+}
