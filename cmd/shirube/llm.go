@@ -62,16 +62,6 @@ func (g extractiveGen) Generate(ctx context.Context, q string, rs []retrieve.Res
 	return g.e.Generate(ctx, q, rs)
 }
 
-type llmGen struct{ g *answer.LLM }
-
-func (g llmGen) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
-	return g.g.GenerateWithHistory(ctx, q, rs, h)
-}
-
-func (g llmGen) GenerateStream(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message, on func(string)) (answer.Answer, error) {
-	return g.g.GenerateStream(ctx, q, rs, h, on)
-}
-
 // newAssistant opens the index and builds the answer pipeline the
 // configuration asks for. It also returns the chat model (nil offline) for
 // conversation rewriting.
@@ -108,7 +98,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 			return nil, nil, err
 		}
 		model = m
-		gen = llmGen{answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
+		gen = answer.Conversational{LLM: answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
 		fallback = extractive // the model failed: answer from the same evidence, with a notice
 	default:
 		gen = extractive

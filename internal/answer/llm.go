@@ -424,3 +424,13 @@ func chunkStart(text string) string {
 	}
 	return excerpt(strings.Join(lines, " "), MaxExcerptRunes)
 }
+
+// Conversational is an LLM generator for callers that pass the conversation
+// with every question, as the assistant does: its Generate takes the
+// history, and GenerateStream is the LLM's own.
+type Conversational struct{ *LLM }
+
+// Generate answers query from results, with the previous exchanges.
+func (c Conversational) Generate(ctx context.Context, query string, results []retrieve.Result, history []llm.Message) (Answer, error) {
+	return c.GenerateWithHistory(ctx, query, results, history)
+}

@@ -15,17 +15,6 @@ import (
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
-// llmGen adapts answer.LLM to the assistant's generator interfaces.
-type llmGen struct{ g *answer.LLM }
-
-func (g llmGen) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
-	return g.g.GenerateWithHistory(ctx, q, rs, h)
-}
-
-func (g llmGen) GenerateStream(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message, on func(string)) (answer.Answer, error) {
-	return g.g.GenerateStream(ctx, q, rs, h, on)
-}
-
 // noWait retries at once.
 func noWait(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 
@@ -50,7 +39,7 @@ func newLLMAssistant(t *testing.T, srv *llmtest.Server, call time.Duration, opt 
 	opt.Search = retrieve.Options{K: 4, BM25Weight: 0.6}
 	opt.Fallback = extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
 	opt.Warn = func(s string) { warns = append(warns, s) }
-	gen := llmGen{answer.NewLLM(c, c, answer.LLMOptions{Tokenizer: ix.Analyzer(), LexicalOnly: true})}
+	gen := answer.Conversational{LLM: answer.NewLLM(c, c, answer.LLMOptions{Tokenizer: ix.Analyzer(), LexicalOnly: true})}
 	a := assistant.New(retrieve.New(ix), gen, auditlog.Open(logs, auditlog.Options{}), opt)
 	return llmSetup{a: a, client: c, logs: logs, warns: &warns}
 }

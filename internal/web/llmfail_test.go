@@ -20,17 +20,6 @@ import (
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
-// llmAnswers adapts answer.LLM to the assistant.
-type llmAnswers struct{ g *answer.LLM }
-
-func (g llmAnswers) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
-	return g.g.GenerateWithHistory(ctx, q, rs, h)
-}
-
-func (g llmAnswers) GenerateStream(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message, on func(string)) (answer.Answer, error) {
-	return g.g.GenerateStream(ctx, q, rs, h, on)
-}
-
 // llmServer is a server answering with the real OpenAI SDK against fake,
 // falling back to the extractive generator when fallback is set.
 func llmServer(t *testing.T, fake *llmtest.Server, fallback bool, logs string, configure func(*Options)) *fixture {
@@ -48,7 +37,7 @@ func llmServer(t *testing.T, fake *llmtest.Server, fallback bool, logs string, c
 	if fallback {
 		opt.Fallback = extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}
 	}
-	gen := llmAnswers{answer.NewLLM(c, c, answer.LLMOptions{Tokenizer: a, LexicalOnly: true})}
+	gen := answer.Conversational{LLM: answer.NewLLM(c, c, answer.LLMOptions{Tokenizer: a, LexicalOnly: true})}
 	asst := assistant.New(openSearcher(t, fixtureIndex), gen, auditlog.Open(logs, auditlog.Options{}), opt)
 	o := Options{Assistant: asst, Tokenizer: a}
 	if configure != nil {
