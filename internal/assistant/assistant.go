@@ -312,8 +312,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			}
 			results, info, err = s.Search(ctx, effective, wide)
 			if err == nil && a.opt.ProcedureLookahead > 1 {
-				results = append(results, penaltyReferences(ctx, s, effective, results, *sopt)...)
-				results = append(results, definitions(ctx, s, effective, results, *sopt)...)
+				qt := analysis.QuestionType(effective)
+				results = append(results, penaltyReferences(ctx, s, qt, results, *sopt)...)
+				results = append(results, definitions(ctx, s, qt, effective, results, *sopt)...)
 			}
 			// The audit log records the weight this search used (chosen
 			// per query unless the user set one).
@@ -511,8 +512,7 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 // state none, the penalty provisions that refer to the articles those
 // results are (their innermost heading article), for the generator to
 // quote next to the prohibition.
-func penaltyReferences(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
-	qt := analysis.QuestionType(query)
+func penaltyReferences(ctx context.Context, s *retrieve.Searcher, qt analysis.AnswerType, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
 	if qt.Kind != analysis.KindPenalty {
 		return nil
 	}
@@ -548,8 +548,7 @@ func penaltyReferences(ctx context.Context, s *retrieve.Searcher, query string, 
 // results define it nowhere, the chunks that do (「六　行政指導　…をいう。」,
 // 「「危険物」とは…」): one search for the term with the words definitions
 // are written in, keeping the chunks with a sentence that defines it.
-func definitions(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
-	qt := analysis.QuestionType(query)
+func definitions(ctx context.Context, s *retrieve.Searcher, qt analysis.AnswerType, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
 	term := analysis.DefinedTerm(query)
 	if qt.Kind != analysis.KindDefinition || term == "" {
 		return nil
