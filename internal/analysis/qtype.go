@@ -250,13 +250,13 @@ func DefinedTerm(q string) string {
 
 // Defines reports whether a normalised sentence defines term: it opens
 // with the term (after an item number) followed by a space or 「とは」, as
-// legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」),
-// or it says 「term」とは / 「term」をいう.
+// legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」,
+// a glossary table's row 「| 多要素認証 | 意味: …」), or it says 「term」とは / 「term」をいう.
 func Defines(norm, term string) bool {
 	if term == "" {
 		return false
 	}
-	t := strings.TrimLeft(norm, "〇一二三四五六七八九十0123456789()（）.、 　")
+	t := strings.TrimLeft(norm, "〇一二三四五六七八九十0123456789()（）.、 　|")
 	if rest, ok := strings.CutPrefix(t, term); ok && (rest == "" || strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "　") || strings.HasPrefix(rest, "とは") || strings.HasPrefix(rest, "(")) {
 		return true
 	}

@@ -81,6 +81,8 @@ func TestDefinitionsAndArticles(t *testing.T) {
 		{"この法律において「行政指導」とは、…をいう。", true},
 		{"行政指導指針（同一の行政目的を…）", false},
 		{"当該行政指導の趣旨を示す。", false},
+		{"| 行政指導 | 意味: 行政機関がその任務の範囲内において…", true}, // a glossary table's row
+		{"| 指針 | 意味: 行政指導に共通してその内容となるべき事項", false},
 	} {
 		if got := Defines(Normalize(tt.text), "行政指導"); got != tt.want {
 			t.Errorf("Defines(%q) = %v, want %v", tt.text, got, tt.want)

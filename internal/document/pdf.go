@@ -35,8 +35,16 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 
 	var texts []string
 	var err error
+	var boxes [][]pdfWord
 	if e.pdfTool != "" {
 		texts, err = runPDFToText(ctx, e.pdfTool, path, e.maxText())
+		if err == nil {
+			// The word boxes only serve to rebuild tables: without
+			// them the page keeps pdftotext -raw's lines.
+			if b, berr := runPDFBoxes(ctx, e.pdfTool, path, e.maxText()); berr == nil && len(b) == len(texts) {
+				boxes = b
+			}
+		}
 	} else {
 		e.warn(pdfInstallHint)
 		texts, err = goPDFText(ctx, data, e.maxText())
@@ -60,6 +68,9 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""
 		default:
+			if boxes != nil {
+				t = applyTables(t, boxes[i])
+			}
 			t = layoutPDFPage(t)
 		}
 		pages[i] = Page{Number: n, Text: t}
