@@ -568,7 +568,6 @@ func isHeader(cells []string) bool {
 	return n >= 2
 }
 
-
 // rowLines prints a table as lines: its captions, its header row, then
 // each row as
 // 「| cell | header: cell | … |」 — the first column is the row's key and
