@@ -69,7 +69,7 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 			t = ""
 		default:
 			if boxes != nil {
-				t = applyTables(t, boxes[i])
+				t = applyTables(titleFirst(t, boxes[i]), boxes[i])
 			}
 			t = layoutPDFPage(t)
 		}

@@ -672,3 +672,91 @@ func findRun(lines []string, want map[rune]int) (int, int, bool) {
 	}
 	return 0, 0, false
 }
+
+// Titles before their body. Some PDFs draw a cover or slide title after the
+// text below it, so pdftotext -raw prints the title last. titleFirst moves a
+// run of large-type lines (at least titleScale times the page's usual word
+// height) above the first line the page prints higher up than it is drawn:
+// the lines stay as they are, only their order changes.
+
+// titleScale is how much taller than the page's median word a title's
+// words are.
+const titleScale = 1.3
+
+// titleFirst reorders the raw lines of a page so that a title drawn above
+// body text comes before it. Lines are matched to the word boxes by their
+// characters (spaces aside); a page whose lines do not match stays as it
+// is.
+func titleFirst(raw string, words []pdfWord) string {
+	if len(words) == 0 {
+		return raw
+	}
+	hs := make([]float64, len(words))
+	for i, w := range words {
+		hs[i] = w.height()
+	}
+	slices.Sort(hs)
+	body := hs[len(hs)/2]
+	type band struct {
+		y0    float64
+		large bool
+		used  bool
+	}
+	bands := map[string][]*band{}
+	for _, r := range visualRows(words) {
+		var key strings.Builder
+		tall := 0.0
+		for _, s := range r.segs {
+			for _, w := range s.words {
+				key.WriteString(w.text)
+				tall = max(tall, w.height())
+			}
+		}
+		k := noSpace(key.String())
+		bands[k] = append(bands[k], &band{y0: r.y0, large: tall >= titleScale*body})
+	}
+	lines := strings.Split(raw, "\n")
+	at := make([]*band, len(lines))
+	for i, l := range lines {
+		for _, b := range bands[noSpace(l)] {
+			if !b.used {
+				b.used, at[i] = true, b
+				break
+			}
+		}
+	}
+	// The first run of large lines printed after a line drawn below it.
+	for j := range lines {
+		if at[j] == nil || !at[j].large {
+			continue
+		}
+		k := j
+		for k < len(lines) && at[k] != nil && at[k].large {
+			k++
+		}
+		to := -1
+		for i := 0; i < j; i++ {
+			if at[i] != nil && !at[i].large && at[i].y0 > at[j].y0 {
+				to = i
+				break
+			}
+		}
+		if to < 0 {
+			return raw
+		}
+		run := slices.Clone(lines[j:k])
+		rest := slices.Delete(slices.Clone(lines), j, k)
+		return strings.Join(slices.Insert(rest, to, run...), "\n")
+	}
+	return raw
+}
+
+// noSpace removes the white space of s.
+func noSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}

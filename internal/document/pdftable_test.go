@@ -118,8 +118,8 @@ func gridWords(rows [][]string) []pdfWord {
 	return ws
 }
 
-// FuzzParseBBoxLayout checks that reading pdftotext's boxes and rebuilding
-// tables never panics, and that a rebuilt page keeps exactly the raw
+// FuzzParseBBoxLayout checks that reading pdftotext's boxes, moving titles
+// first and rebuilding tables never panics, and that a rebuilt page keeps exactly the raw
 // page's characters once the table markup is taken out.
 func FuzzParseBBoxLayout(f *testing.F) {
 	f.Add(`<doc><page width="595" height="842"><flow><block><line><word xMin="70" yMin="100" xMax="130" yMax="112">成分名</word><word xMin="300" yMin="100" xMax="330" yMax="112">上限</word></line></block></flow></page></doc>`, "成分名 上限")
@@ -128,7 +128,7 @@ func FuzzParseBBoxLayout(f *testing.F) {
 	f.Fuzz(func(t *testing.T, xhtml, raw string) {
 		pages, _ := parseBBoxLayout(strings.NewReader(xhtml))
 		for _, words := range pages {
-			got := applyTables(raw, words)
+			got := applyTables(titleFirst(raw, words), words)
 			if !utf8.ValidString(raw) {
 				continue
 			}
@@ -137,4 +137,26 @@ func FuzzParseBBoxLayout(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTitleFirst: a title set in large type and drawn above the body, but
+// printed after it by pdftotext -raw, moves before the body; the lines
+// themselves stay as they are, and a page in drawing order is unchanged.
+func TestTitleFirst(t *testing.T) {
+	words := []pdfWord{
+		{x0: 80, y0: 100, x1: 400, y1: 130, text: "活動報告レポート"},
+		{x0: 70, y0: 300, x1: 500, y1: 312, text: "本レポートでは、登録した情報を紹介しています。"},
+		{x0: 70, y0: 320, x1: 300, y1: 332, text: "2024 年 7 月 17 日"},
+	}
+	raw := "本レポートでは、登録した情報を紹介しています。\n活動報告レポート\n2024 年 7 月 17 日"
+	want := "活動報告レポート\n本レポートでは、登録した情報を紹介しています。\n2024 年 7 月 17 日"
+	if got := titleFirst(raw, words); got != want {
+		t.Errorf("titleFirst:\n%s\nwant\n%s", got, want)
+	}
+	if got := titleFirst(want, words); got != want {
+		t.Errorf("a page in order changed:\n%s", got)
+	}
+	if got := titleFirst("別の文\n活動報告レポート", words[:1]); got != "別の文\n活動報告レポート" {
+		t.Errorf("unmatched lines moved: %q", got)
+	}
 }
