@@ -351,3 +351,35 @@ func TestSearchIgnoresRequestPhrase(t *testing.T) {
 		t.Fatalf("results %+v: want the defining article first", rep.SearchResults)
 	}
 }
+
+// TestNearMissLacksAskedKind: a question asking for a number of days is
+// refused when no retrieved passage holds one — same topic, the asked
+// detail absent — and answered when a passage does, whatever the evidence
+// score.
+func TestNearMissLacksAskedKind(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		refused    bool
+	}{
+		{"no number of days", "監査ログは、改ざんされないよう保存しなければならない。保存の期間は、別に定める。", true},
+		{"a date is no count of days", "監査ログの保存は、令和5年10月1日から義務となる。", true},
+		{"the days are there", "監査ログは、90日間保存しなければならない。", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := []chunk.Chunk{{ID: "log_0", File: "database/log/page_001.md", Source: "log.md", Page: 1, Heading: "ログ管理", Text: tt.text}}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "監査ログは最低何日間保存しますか？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Flags.InsufficientEvidence != tt.refused {
+				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+		})
+	}
+}
