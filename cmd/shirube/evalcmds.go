@@ -79,7 +79,7 @@ func checklistJudge(m chatModel, model string) metrics.ItemJudge {
 	if m == nil {
 		return metrics.OfflineJudge{}
 	}
-	return metrics.LLMJudge{LLM: m, Model: model}
+	return judge.ChecklistLLM{LLM: m, Model: model}
 }
 
 // wordTokenizer gives the offline proposer dictionary words (no n-grams,

@@ -38,16 +38,9 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/eval"
 	"github.com/shirube/shirube/internal/llm"
 )
-
-// Completer is the model call the LLM judge needs. llm.OpenAI and
-// llm.Anthropic satisfy it. If the Completer also has a Model() string
-// method, that name is used for the cost estimate and the output when
-// Options.Model is empty.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
 
 // Judges.
 const (
@@ -94,9 +87,9 @@ type Options struct {
 	// ExeDir is the folder of the executable; "" asks os.Executable.
 	ExeDir string
 
-	Judge     string    // JudgeLLM (default) or JudgeLexical
-	Completer Completer // required for JudgeLLM
-	Model     string    // sent as llm.Request.Model; "" is the client's default
+	Judge     string         // JudgeLLM (default) or JudgeLexical
+	Completer eval.Completer // required for JudgeLLM; its Model(), if any, names the model when Model is ""
+	Model     string         // sent as llm.Request.Model; "" is the client's default
 
 	// Seed fixes the random evaluation order; 0 picks a random seed. The
 	// seed in use is printed and written to the results.

@@ -38,7 +38,7 @@ import (
 
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/document"
-	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/eval"
 )
 
 // RefusalText is the Ground Truth of a question the documents cannot
@@ -85,12 +85,6 @@ func (r Row) Cells() []string {
 	return []string{r.Question, r.GroundTruth, strings.Join(r.References, "\n"), strings.Join(pages, ","), strings.Join(items, "\n"), r.Generator}
 }
 
-// Completer is the part of an LLM client the generator uses; *llm.OpenAI
-// and *llm.Anthropic satisfy it.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
-
 // Options configure Generate. Only DataDir is needed; everything else has
 // a default.
 type Options struct {
@@ -106,7 +100,7 @@ type Options struct {
 
 	// LLM writes the page and multi-page questions; nil means the offline
 	// generator. Model is the model to ask ("" = the client's default).
-	LLM     Completer
+	LLM     eval.Completer
 	Model   string
 	Workers int // parallel LLM requests; 0 means 4
 
