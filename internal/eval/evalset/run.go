@@ -63,7 +63,7 @@ const (
 type Options struct {
 	Dataset  string           // path of eval_dataset.json; default DefaultDataset
 	Asker    Asker            // the system under test; required
-	Judge    eval.Completer        // LLM judge; nil scores offline with the deterministic checks
+	Judge    eval.Completer   // LLM judge; nil scores offline with the deterministic checks
 	OutDir   string           // where the results file goes; default DefaultOutDir
 	Now      func() time.Time // clock for the file name and run_at; default time.Now
 	Progress io.Writer        // one line per case and per skipped case; nil is silent

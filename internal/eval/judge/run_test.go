@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/llm"
 )
 
