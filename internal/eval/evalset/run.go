@@ -14,6 +14,7 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/eval/dataset"
 	"github.com/shirube/shirube/internal/eval/judge"
 	"github.com/shirube/shirube/internal/llm"
 )
@@ -192,7 +193,7 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	cr := CaseResult{ID: c.ID, Category: c.Category, Query: c.Query, Cited: []string{}, ScoredBy: JudgeNone}
 	reply, err := opt.Asker.Ask(ctx, c.Query, c.History())
 	if err != nil {
-		cr.Error = oneLine(err.Error())
+		cr.Error = dataset.OneLine(err.Error())
 		cr.Checks = []Check{}
 		return cr
 	}
@@ -208,7 +209,7 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	if opt.Judge != nil {
 		s, err := judge.Rubric(ctx, opt.Judge, c.Query, reply.Answer, reply.Evidence)
 		if err != nil {
-			cr.JudgeError = oneLine(err.Error())
+			cr.JudgeError = dataset.OneLine(err.Error())
 			cr.ScoredBy = JudgeFallback
 		} else {
 			cr.Judge = &s
