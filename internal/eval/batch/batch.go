@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/eval/checkpoint"
 	"github.com/shirube/shirube/internal/eval/metrics"
 )
 
@@ -161,7 +162,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			return Result{}, fmt.Errorf("remove old checkpoint: %w", err)
 		}
 	}
-	ck, err := openCheckpoint(cp)
+	ck, err := checkpoint.Open(cp)
 	if err != nil {
 		return Result{}, err
 	}
@@ -187,7 +188,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				status := "ok"
 				if r.failed {
 					status = r.cells[ColReason]
-				} else if err := ck.add(i, rows[i][in.question], r); err != nil {
+				} else if err := ck.Append(checkpointLine{Row: i, Question: rows[i][in.question], Cells: r.cells, Values: r.values}); err != nil {
 					logf("row %d: %v", i+1, err)
 				}
 				prog.step(i, status)
@@ -205,7 +206,7 @@ feed:
 	close(jobs)
 	wg.Wait()
 	prog.finish()
-	if cerr := ck.close(); cerr != nil {
+	if cerr := ck.Close(); cerr != nil {
 		logf("%v", cerr)
 	}
 
@@ -246,7 +247,7 @@ feed:
 		}
 	}
 	if res.Failed == 0 {
-		if err := os.Remove(cp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := checkpoint.Remove(cp); err != nil {
 			logf("remove checkpoint: %v", err)
 		}
 	} else {

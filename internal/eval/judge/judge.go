@@ -39,6 +39,7 @@ import (
 
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/eval/checkpoint"
 	"github.com/shirube/shirube/internal/llm"
 )
 
@@ -311,7 +312,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		rng := rand.New(rand.NewPCG(seed, seed))
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		cp = &checkpoint{Version: checkpointVersion, Key: key, Seed: seed, Order: order, Done: map[string]Row{}}
+		cp = &progress{Version: checkpointVersion, Key: key, Seed: seed, Order: order, Done: map[string]Row{}}
 	}
 	r.res.Seed = cp.Seed
 	r.res.Judge = r.describeJudge()
@@ -351,9 +352,10 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := cp.save(cpPath); err != nil {
+	if err := cp.save(cpPath, r.res.Resumed); err != nil {
 		r.warn(err.Error() + "; continuing without a checkpoint")
 	}
+	defer cp.close()
 
 	for i, k := range cp.Order {
 		if _, done := cp.Done[k]; done {
@@ -370,8 +372,7 @@ func (r *runner) run(ctx context.Context) error {
 			r.res.Calls, r.res.CostUSD = r.calls, r.cost
 			return fmt.Errorf("evaluation stopped at question %s: %w. Progress is saved; fix the problem and run again to resume", q.Number, err)
 		}
-		cp.Done[k] = row
-		if err := cp.save(cpPath); err != nil && r.cpWarns == 0 {
+		if err := cp.done(k, row); err != nil && r.cpWarns == 0 {
 			r.cpWarns++
 			r.warn(err.Error() + "; continuing without a checkpoint")
 		}
@@ -395,7 +396,8 @@ func (r *runner) run(ctx context.Context) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	r.res.Output = path
-	if err := os.Remove(cpPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	cp.close()
+	if err := checkpoint.Remove(cpPath); err != nil {
 		r.warn("could not remove the checkpoint " + cpPath + ": " + err.Error())
 	}
 	for _, l := range SummaryLines(r.res.Summary, r.res.Judge, cp.Seed) {
