@@ -232,13 +232,10 @@ feed:
 		}
 	}
 	cols, src := in.outputColumns()
-	f, path, err := csvx.CreateTimestamped(opts.OutputDir, stem+"_results_", ".csv", opts.Now())
+	path, err := csvx.WriteNew(opts.OutputDir, stem+"_results_", opts.Now(), nil, cols, records(cols, src, out, rows))
+	res.Output = path
 	if err != nil {
 		return res, err
-	}
-	res.Output = path
-	if err := writeCSV(f, cols, src, out, rows); err != nil {
-		return res, fmt.Errorf("write %s: %w", path, err)
 	}
 	if in.evaluate {
 		res.Summary = strings.TrimSuffix(path, ".csv") + "_summary.csv"
@@ -440,10 +437,10 @@ func (r *row) setRef(prefix string, ref metrics.Reference) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// writeCSV writes the results file and closes f.
-func writeCSV(f *os.File, cols []string, src []int, out []*row, rows [][]string) error {
-	w := csvx.NewWriter(f)
-	werr := w.Write(cols)
+// records are the rows of the results file: per output column the
+// computed cell, else the input cell it is copied from (src).
+func records(cols []string, src []int, out []*row, rows [][]string) [][]string {
+	recs := make([][]string, len(out))
 	for i, r := range out {
 		rec := make([]string, len(cols))
 		for j, c := range cols {
@@ -453,17 +450,9 @@ func writeCSV(f *os.File, cols []string, src []int, out []*row, rows [][]string)
 			}
 			rec[j] = v
 		}
-		if werr == nil {
-			werr = w.Write(rec)
-		}
+		recs[i] = rec
 	}
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return recs
 }
 
 // Count lines of the summary, after the metric lines: Value is the number
@@ -488,29 +477,22 @@ func writeSummary(path string, cols []string, out []*row, res Result) error {
 			s.Add(c, r.values[c])
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create summary: %w", err)
-	}
-	w := csvx.NewWriter(f)
-	werr := w.Write([]string{"Metric", "Value", "Rows"})
+	var recs [][]string
 	for _, r := range s.Rows() {
-		if werr == nil {
-			werr = w.Write([]string{r.Metric, r.Mean.Cell(), strconv.Itoa(r.Rows)})
-		}
+		recs = append(recs, []string{r.Metric, r.Mean.Cell(), strconv.Itoa(r.Rows)})
 	}
 	total := strconv.Itoa(len(out))
 	for _, c := range []struct {
 		name string
 		n    int
 	}{{SummaryRowsTotal, len(out)}, {SummaryRowsFailed, res.Failed}, {SummaryRowsJudgeFailed, res.JudgeFailed}, {SummaryRowsSkipped, res.Skipped}} {
-		if werr == nil {
-			werr = w.Write([]string{c.name, strconv.Itoa(c.n), total})
-		}
+		recs = append(recs, []string{c.name, strconv.Itoa(c.n), total})
 	}
-	if werr == nil {
-		werr = w.Flush()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("create summary: %w", err)
 	}
+	werr := csvx.Write(f, nil, []string{"Metric", "Value", "Rows"}, recs)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

@@ -384,16 +384,9 @@ func (r *runner) run(ctx context.Context) error {
 		r.res.Rows = append(r.res.Rows, cp.Done[q.Key])
 	}
 	r.res.Summary = Summarize(r.res.Rows)
-	f, path, err := csvx.CreateTimestamped(o.path(o.OutputDir), OutputPrefix, ".csv", o.Now())
+	path, err := csvx.WriteNew(o.path(o.OutputDir), OutputPrefix, o.Now(), SummaryLines(r.res.Summary, r.res.Judge, cp.Seed), Columns(), records(r.res.Rows))
 	if err != nil {
 		return fmt.Errorf("%w. The checkpoint is kept; fix the problem and run again to resume", err)
-	}
-	if err := WriteResults(f, r.res.Rows, r.res.Judge, cp.Seed); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
 	}
 	r.res.Output = path
 	cp.close()
