@@ -160,20 +160,7 @@ var ErrRubricMalformed = errors.New("the judge's reply is not a JSON object with
 // is ignored: Average is recomputed as the mean of the six axes, rounded to
 // one decimal place.
 func ParseRubric(text string) (RubricScores, error) {
-	var firstErr error
-	for _, obj := range jsonObjects(text) {
-		s, err := scoresFromObject(obj)
-		if err == nil {
-			return s, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	if firstErr == nil {
-		firstErr = errors.New("no {...} object found")
-	}
-	return RubricScores{}, fmt.Errorf("%w: %v", ErrRubricMalformed, firstErr)
+	return firstObject(text, scoresFromObject, ErrRubricMalformed)
 }
 
 var trailingComma = regexp.MustCompile(`,\s*([}\]])`)

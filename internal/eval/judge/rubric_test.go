@@ -11,21 +11,18 @@ import (
 	"github.com/shirube/shirube/internal/llm"
 )
 
-// replies answers with its texts in turn and records the requests; with no
-// text left the call fails.
-type replies struct {
-	texts []string
-	reqs  []llm.Request
-}
-
-func (f *replies) Complete(_ context.Context, req llm.Request) (llm.Response, error) {
-	f.reqs = append(f.reqs, req)
-	if len(f.texts) == 0 {
-		return llm.Response{}, errors.New("judge unavailable")
+// replies answers with texts in turn and records the requests in *reqs;
+// with no text left the call fails.
+func replies(reqs *[]llm.Request, texts ...string) completerFunc {
+	return func(_ context.Context, req llm.Request) (llm.Response, error) {
+		*reqs = append(*reqs, req)
+		if len(texts) == 0 {
+			return llm.Response{}, errors.New("judge unavailable")
+		}
+		t := texts[0]
+		texts = texts[1:]
+		return llm.Response{Text: t, Model: "judge-model"}, nil
 	}
-	t := f.texts[0]
-	f.texts = f.texts[1:]
-	return llm.Response{Text: t, Model: "judge-model"}, nil
 }
 
 func TestParseRubric(t *testing.T) {
@@ -68,29 +65,32 @@ func TestParseRubric(t *testing.T) {
 
 func TestRubricRetry(t *testing.T) {
 	good := `{"grounding": 70, "accuracy": 70, "completeness": 70, "safety": 70, "citation": 70, "conciseness": 70}`
-	c := &replies{texts: []string{"申し訳ありません", good}}
+	var reqs []llm.Request
+	c := replies(&reqs, "申し訳ありません", good)
 	s, err := Rubric(context.Background(), c, "q", "a", nil)
 	if err != nil || s.Average != 70 || s.Model != "judge-model" {
 		t.Fatalf("Judge = %+v, %v", s, err)
 	}
-	if len(c.reqs) != 2 {
-		t.Fatalf("%d calls, want 2", len(c.reqs))
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls, want 2", len(reqs))
 	}
-	retry := c.reqs[1].Messages
+	retry := reqs[1].Messages
 	if len(retry) != 3 || retry[1].Content != "申し訳ありません" || retry[2].Content != RubricRetryMessage {
 		t.Errorf("retry conversation = %+v", retry)
 	}
-	if !c.reqs[0].JSON || c.reqs[0].Temperature == nil || *c.reqs[0].Temperature != 0 {
-		t.Errorf("judge request not JSON at temperature 0: %+v", c.reqs[0])
+	if !reqs[0].JSON || reqs[0].Temperature == nil || *reqs[0].Temperature != 0 {
+		t.Errorf("judge request not JSON at temperature 0: %+v", reqs[0])
 	}
 
-	c = &replies{texts: []string{"x", "y"}}
-	if _, err := Rubric(context.Background(), c, "q", "a", nil); !errors.Is(err, ErrRubricMalformed) || len(c.reqs) != 2 {
-		t.Errorf("two bad replies: err %v after %d calls", err, len(c.reqs))
+	reqs = nil
+	c = replies(&reqs, "x", "y")
+	if _, err := Rubric(context.Background(), c, "q", "a", nil); !errors.Is(err, ErrRubricMalformed) || len(reqs) != 2 {
+		t.Errorf("two bad replies: err %v after %d calls", err, len(reqs))
 	}
-	c = &replies{}
-	if _, err := Rubric(context.Background(), c, "q", "a", nil); err == nil || len(c.reqs) != 1 {
-		t.Errorf("failing call: err %v after %d calls", err, len(c.reqs))
+	reqs = nil
+	c = replies(&reqs)
+	if _, err := Rubric(context.Background(), c, "q", "a", nil); err == nil || len(reqs) != 1 {
+		t.Errorf("failing call: err %v after %d calls", err, len(reqs))
 	}
 }
 
