@@ -283,6 +283,37 @@ func testBatchAskOptimizeUndo(t *testing.T, ws string) {
 	if strings.Contains(out3, "manifest:") || !slices.Equal(tree(t, filepath.Join(ws, "database")), before) {
 		t.Errorf("--no-optimize changed the database:\n%s", out3)
 	}
+
+	// The visible command `batch` is `ask input.csv` under its own name:
+	// the same report, apart from the new files' names.
+	out4 := mustRun(t, "batch", "input.csv", "--no-optimize", "--logs", "logs")
+	files := regexp.MustCompile(`(?m)^(results|summary): .*$`)
+	if got, want := files.ReplaceAllString(out4, "$1: F"), files.ReplaceAllString(out3, "$1: F"); got != want {
+		t.Errorf("batch input.csv reports\n%s\nask input.csv reports\n%s", got, want)
+	}
+	if !slices.Equal(tree(t, filepath.Join(ws, "database")), before) {
+		t.Error("batch --no-optimize changed the database")
+	}
+}
+
+// TestBatchHelp: batch evaluation is a command of its own, listed in the
+// help, and its help says that it may add page copies to the database
+// unless --no-optimize.
+func TestBatchHelp(t *testing.T) {
+	offlineEnv(t)
+	root := mustRun(t, "--help")
+	if !regexp.MustCompile(`(?m)^\s+batch\s+.*page copies.*--no-optimize`).MatchString(root) {
+		t.Errorf("root help does not list batch with its page-copy warning:\n%s", root)
+	}
+	help := mustRun(t, "batch", "--help")
+	for _, w := range []string{"batch input.csv", "ADDS COPIES", "page\ndatabase", "--no-optimize", "shirube ask input.csv", "--resume", "--workers"} {
+		if !strings.Contains(help, w) {
+			t.Errorf("batch --help lacks %q:\n%s", w, help)
+		}
+	}
+	if _, _, err := run(t, "", "batch"); err == nil {
+		t.Error("batch without an input CSV succeeded")
+	}
 }
 
 func testOptimizeNeedsInput(t *testing.T) {
