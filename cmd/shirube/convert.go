@@ -12,7 +12,7 @@ func newConvertCmd(g *globals) *cobra.Command {
 	var qcsv, output string
 	cmd := &cobra.Command{
 		Use:   "convert [RAG_JSON_Files/ | answers.json]",
-		Short: "Turn a RAG system's JSON answers into rag_answers.csv for judge (seed 001 stage 1)",
+		Short: "Turn a RAG system's JSON answers into rag_answers.csv, the input of judge",
 		Long: `convert reads every *.json file of a folder (default RAG_JSON_Files) — an
 array of {question, answer} objects, an object holding such an array, or a
 flat {"Q1": "answer"} map — and ties each answer to questions.csv by the

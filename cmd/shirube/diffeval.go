@@ -82,7 +82,7 @@ func newDiffEvalCmd(g *globals) *cobra.Command {
 	var runs int
 	cmd := &cobra.Command{
 		Use:   "diff-eval",
-		Short: "Compare two configurations on a case set (seed 004: HTML as text vs Markdown)",
+		Short: "Compare two configurations on a case set (by default: HTML ingested as text vs as Markdown)",
 		Long: `diff-eval asks every case of --cases --runs times on configuration A and on
 configuration B and compares evidence hit rate, keyword recall,
 hallucination rate, answer stability, PASS and SKIPPED rates. The report is
@@ -187,7 +187,7 @@ compared.`,
 	}
 	addAnswerFlags(cmd)
 	f := cmd.Flags()
-	f.StringVar(&cases, "cases", DefaultDiffCases, "case file (seed 004 schema)")
+	f.StringVar(&cases, "cases", DefaultDiffCases, "case file: {\"cases\": [{\"id\", \"question\", \"expected_keywords\"}]} (see docs/EVALUATION.md)")
 	f.String("data", "", "folder to index twice (default: the case file's corpus)")
 	f.StringVar(&dirA, "a", "", "index folder of configuration A (with --b; skips building)")
 	f.StringVar(&dirB, "b", "", "index folder of configuration B")

@@ -13,7 +13,7 @@ func newEvalCmd(g *globals) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "eval [eval/eval_dataset.json]",
-		Short: "Run the eval dataset (seed 002 §7): PASS when at least 70% of cases score 70 or more",
+		Short: "Run the assistant's test set (eval_dataset.json): PASS when at least 70% of cases score 70 or more",
 		Long: `eval asks every case of the dataset (default eval/eval_dataset.json) with
 the configured assistant, checks citations, keywords, forbidden phrases and
 guard flags deterministically, and — when an LLM is configured — adds the

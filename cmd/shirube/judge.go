@@ -42,7 +42,7 @@ func newJudgeCmd(g *globals) *cobra.Command {
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "judge",
-		Short: "Score RAG answers against ground truth: precision, recall, accuracy (seed 001 stage 2)",
+		Short: "Score RAG answers against ground truth: binary precision, recall and accuracy (LLM or lexical judge)",
 		Long: `judge reads questions.csv, ground_truth.csv and rag_answers.csv (joined by
 Question Number), shows what it found with an estimated cost, asks
 "Proceed? [Y/n]" (--yes skips it), and scores each answer with three binary

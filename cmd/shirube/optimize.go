@@ -17,7 +17,7 @@ func newOptimizeCmd(g *globals) *cobra.Command {
 	var workers, attempts int
 	cmd := &cobra.Command{
 		Use:   "optimize results.csv | optimize --undo MANIFEST",
-		Short: "Copy missed pages into better-named folders (seed 000 folder optimisation); --undo restores",
+		Short: "Copy the pages a batch evaluation missed into better-named folders of the page database; --undo removes the copies",
 		Long: `optimize reads the results CSV of a batch evaluation (shirube ask input.csv)
 and, for every question whose reference pages were not retrieved
 (Ref Recall < 1), proposes a more telling folder inside the page database and

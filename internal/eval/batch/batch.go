@@ -1,5 +1,6 @@
-// Package batch is the batch mode of the RAG agent (seed 000, parity with
-// `python rag_agent.py input.csv`): it answers every question of a CSV with
+// Package batch is batch evaluation's answering and scoring step (origin:
+// seed 000's `python rag_agent.py input.csv`; package pipeline runs the
+// whole of `shirube batch`): it answers every question of a CSV with
 // parallel workers and, when the CSV carries ground truth, evaluates each
 // answer with the checklist and reference metrics of package metrics.
 //

@@ -1,5 +1,5 @@
-// Package convert is stage 1 of the LLM-as-judge evaluation (seed 001): it
-// turns the JSON files a RAG system produced into rag_answers.csv, the answer
+// Package convert is the first step of judging a RAG system by its answer
+// files (origin: seed 001, stage 1): it turns the JSON files a RAG system produced into rag_answers.csv, the answer
 // sheet that package judge scores.
 //
 // Each JSON file may have any of three shapes (see Shape). Answers are tied

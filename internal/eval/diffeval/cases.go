@@ -1,4 +1,5 @@
-// Package diffeval implements seed 004's evaluation criteria v0.1: a
+// Package diffeval is the differential evaluation (origin: seed 004's
+// evaluation criteria v0.1): a
 // differential test that puts one question set to two RAG configurations —
 // by default the same law pages ingested as extracted plain text (A) and
 // converted to Markdown (B) — and reports how much B changes three

@@ -1,4 +1,5 @@
-// Package evalset runs seed 002's evaluation (§7): a JSON dataset of test
+// Package evalset runs the assistant's test set (origin: seed 002 §7): a
+// JSON dataset of test
 // cases is put to the assistant one case at a time, every answer is checked
 // deterministically against the case's expectations, optionally scored on
 // six axes by an LLM judge, and the run is held against the pass line

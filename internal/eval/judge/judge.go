@@ -1,27 +1,41 @@
-// Package judge is stage 2 of the LLM-as-judge evaluation (seed 001): it
-// scores a RAG system's answers against ground truth with three binary
-// metrics — precision (nothing fabricated), recall (the major components of
-// the ground truth are there) and accuracy (on topic, meaning preserved).
+// Package judge holds every judge of an answer, the model-as-judge ones
+// and their offline stand-ins, with what they share: one model call
+// (eval.Completer), the reading of the first usable JSON object of a reply
+// (text and ```json fences around it ignored), and one retry when a reply
+// cannot be read (the model is shown its reply and asked for the object
+// alone).
 //
-// Run reads questions.csv, ground_truth.csv and rag_answers.csv (column
+//   - Binary verdicts (Verdict): precision (nothing fabricated), recall (the
+//     major components of the ground truth are there) and accuracy (on
+//     topic, meaning preserved), each 0 or 1. The LLM judge asks a model;
+//     when its reasoning hedges (Hedging) the question is judged 3 more
+//     times at temperature 0.3 and decided by majority (Majority). Lexical
+//     scores offline by word overlap.
+//   - The six-axis rubric (Rubric): grounding, accuracy, completeness,
+//     safety, citation and conciseness, 0–100 each, for the assistant's
+//     test set (package evalset).
+//   - The checklist judge (ChecklistLLM): which checklist items an answer
+//     states and which of its key points no item covers, for the batch
+//     evaluation's checklist metrics (package metrics, whose OfflineJudge
+//     is the deterministic stand-in built on the same text features as its
+//     metrics).
+//
+// Run is the judge command over three CSV files (origin: seed 001, stage
+// 2). It reads questions.csv, ground_truth.csv and rag_answers.csv (column
 // names matched loosely, see csvx.MatchColumn), evaluates the questions
 // present in all three in a random order (the seed is printed so a run can
 // be repeated), and writes Evaluation_Runs/precision_scores_YYYYMMDD_HHMMSS.csv
 // with "#SUMMARY:" rows on top (see SummaryLines), plus a debug log
-// rag_eval.log that each run overwrites.
+// rag_eval.log that each run overwrites. The LLM judge asks one independent
+// request per question, sequentially, with a fixed delay between calls;
+// unreadable replies are repaired (see ParseVerdict) or retried once, then
+// reported as an error row.
 //
-// Two judges exist. JudgeLLM asks a model through a Completer, one
-// independent request per question, sequentially, with a fixed delay
-// between calls. When the model's reasoning hedges (see Hedging) the
-// question is judged 3 more times at temperature 0.3 and each metric is
-// decided by majority over those 3 runs (see Majority). Unreadable replies
-// are repaired (see ParseVerdict) or retried once, then reported as an
-// error row. JudgeLexical scores offline by word overlap (see Lexical).
-//
-// Progress is checkpointed to os.TempDir() after every question; a later
-// run over the same files offers to resume and never judges a question
-// twice. Before judging, Run shows what it found and an estimated cost and
-// asks "Proceed? [Y/n]"; Options.Yes answers yes to every prompt.
+// Progress is kept in a checkpoint journal in os.TempDir() after every
+// question; a later run over the same files offers to resume and never
+// judges a question twice. Before judging, Run shows what it found and an
+// estimated cost and asks "Proceed? [Y/n]"; Options.Yes answers yes to
+// every prompt.
 package judge
 
 import (

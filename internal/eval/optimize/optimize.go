@@ -1,4 +1,5 @@
-// Package optimize is the folder-structure optimisation of seed 000: for
+// Package optimize is the folder-structure optimisation that follows a
+// batch evaluation (origin: seed 000): for
 // every question whose reference pages were missed (Ref Recall < 1), it asks
 // a Proposer for a more telling folder inside the database scope, copies
 // the missed pages there, and records the copies as aliases in the
