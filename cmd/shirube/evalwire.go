@@ -173,6 +173,8 @@ func refreshIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
 	return nil
 }
 
+// wire: main's one user-facing error type should replace this.
+//
 // userError ends the command with "Error: …" on stderr and status 1.
 func userError(err error) error {
 	msg := err.Error()

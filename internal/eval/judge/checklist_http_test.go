@@ -21,7 +21,7 @@ func newJudgeServer(t *testing.T, text string) *llmtest.Server {
 	})
 }
 
-// httpJudge is an ChecklistLLM using the real OpenAI client against srv.
+// httpJudge is a ChecklistLLM using the real OpenAI client against srv.
 func httpJudge(t *testing.T, srv *llmtest.Server) ChecklistLLM {
 	t.Helper()
 	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.BaseURL(), MaxRetries: -1,
