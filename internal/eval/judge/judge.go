@@ -1,9 +1,11 @@
 // Package judge holds every judge of an answer, the model-as-judge ones
 // and their offline stand-ins, with what they share: one model call
-// (eval.Completer), the reading of the first usable JSON object of a reply
-// (text and ```json fences around it ignored), and one retry when a reply
-// cannot be read (the model is shown its reply and asked for the object
-// alone).
+// (eval.Completer), JSON replies at temperature 0 (the consensus runs
+// excepted), and one retry when a reply cannot be read (the model is shown
+// its reply and asked for the object alone). The verdict and the rubric
+// read the first usable JSON object of a reply, ignoring text and ```json
+// fences around it; the checklist judge accepts only its documented object
+// (one fence tolerated), so a malformed verdict never becomes a metric.
 //
 //   - Binary verdicts (Verdict): precision (nothing fabricated), recall (the
 //     major components of the ground truth are there) and accuracy (on
