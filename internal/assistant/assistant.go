@@ -291,12 +291,11 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		var err error
 		s := a.searcher.Load()
 		best := 0.0
-		// Retrieval searches for what is asked, not for how it is
-		// asked (「…を教えてください」).
-		sq := analysis.SearchQuery(effective)
 		if a.opt.Retrieve != nil {
+			// A retrieval strategy gets the question as asked (a
+			// planner reads it whole).
 			var got Retrieval
-			got, err = a.opt.Retrieve(ctx, s, sq, *sopt)
+			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
 			rep.Trace = got.Trace
 			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
@@ -313,7 +312,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 				// results stay the top K.
 				wide.K = a.opt.ProcedureLookahead * sopt.K
 			}
-			results, info, err = s.Search(ctx, sq, wide)
+			// The search is for what is asked, not for how it is asked
+			// (「…を教えてください」).
+			results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
 			if err == nil && a.opt.ProcedureLookahead > 1 {
 				qt := analysis.QuestionType(effective)
 				results = append(results, penaltyReferences(ctx, s, qt, results, *sopt)...)
