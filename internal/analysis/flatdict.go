@@ -50,6 +50,8 @@ import (
 	"github.com/ikawaha/kagome-dict/dict"
 	"github.com/ikawaha/kagome-dict/dict/trie"
 	"github.com/ikawaha/kagome-dict/ipa"
+
+	"github.com/shirube/shirube/internal/mapped"
 )
 
 const (
@@ -264,10 +266,12 @@ func le[T any](s []T) []byte {
 	return b.Bytes()
 }
 
-// decodeFlat builds the dictionary and the feature table over b, which must
-// stay alive and unchanged for as long as they are used (the tables point
-// into it). b must be 8-byte aligned.
-func decodeFlat(b []byte, source string) (*dict.Dict, *flatFeatures, error) {
+// decodeFlat builds the dictionary and the feature table over f, which
+// must stay open for as long as they are used (the tables point into it).
+// f.Data must be 8-byte aligned. The pages read to check the file are
+// released again: a process keeps resident only what its texts look up.
+func decodeFlat(f *mapped.File, source string) (*dict.Dict, *flatFeatures, error) {
+	b := f.Data
 	if !littleEndian() {
 		return nil, nil, errors.New("flat dictionary: needs a little-endian machine")
 	}
@@ -284,7 +288,7 @@ func decodeFlat(b []byte, source string) (*dict.Dict, *flatFeatures, error) {
 		return nil, nil, fmt.Errorf("flat dictionary is for %q, this binary embeds %q", got, source)
 	}
 	body := b[:len(b)-4]
-	if want, got := binary.LittleEndian.Uint32(b[len(b)-4:]), crcOf(body); want != got {
+	if want, got := binary.LittleEndian.Uint32(b[len(b)-4:]), f.Checksum(0, len(body)); want != got {
 		return nil, nil, fmt.Errorf("flat dictionary is damaged or truncated (checksum %08x, want %08x)", got, want)
 	}
 	var sec [numSections][]byte
@@ -378,6 +382,7 @@ func decodeFlat(b []byte, source string) (*dict.Dict, *flatFeatures, error) {
 			return nil, nil, errors.New("flat dictionary: unknown-word morph connection id beyond the matrix")
 		}
 	}
+	f.Release()
 	return d, &flatFeatures{feat: feat, off: off, blob: blob}, nil
 }
 
@@ -586,12 +591,12 @@ func loadDictionary(path string) (d *dict.Dict, feat *flatFeatures, note error) 
 	source := dictSource()
 	var why error // why the file at path was not used
 	if path != "" {
-		b, err := mapFile(path)
+		f, err := mapped.Open(path)
 		if err == nil {
-			if d, feat, err = decodeFlat(b, source); err == nil {
-				return d, feat, nil
+			if d, feat, err = decodeFlat(f, source); err == nil {
+				return d, feat, nil // f stays mapped for the life of the process
 			}
-			unmapFile(b)
+			f.Close()
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			why = err
@@ -638,15 +643,4 @@ func writeFlat(path string, d *dict.Dict, source string) error {
 		os.Remove(f.Name())
 	}
 	return err
-}
-
-// alignedCopy returns b copied into 8-byte aligned memory.
-func alignedCopy(b []byte) []byte {
-	if len(b) == 0 {
-		return b
-	}
-	w := make([]uint64, (len(b)+7)/8)
-	out := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(b))
-	copy(out, b)
-	return out
 }

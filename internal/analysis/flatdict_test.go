@@ -11,6 +11,8 @@ import (
 
 	"github.com/ikawaha/kagome-dict/dict"
 	"github.com/ikawaha/kagome/v2/tokenizer"
+
+	"github.com/shirube/shirube/internal/mapped"
 )
 
 // sharedDatasets is /work/shared/datasets seen from this package directory.
@@ -128,7 +130,7 @@ func TestFlatDictDamaged(t *testing.T) {
 	}{
 		{"truncated", "damaged or truncated", b[:len(b)/2]},
 		{"bit flipped", "damaged or truncated", flip(b, len(b)/3)},
-		{"empty", "empty", nil},
+		{"empty", "too short", nil},
 		{"header only", "too short", b[:40]},
 		{"wrong magic", "wrong magic", append([]byte("NOTADICT"), b[8:]...)},
 		{"newer format", "format 2", withU32(b, 8, 2)},
@@ -210,7 +212,7 @@ func fixCRC(b []byte) []byte {
 	if len(b) < 4 {
 		return b
 	}
-	c := alignedCopy(b)
+	c := mapped.Aligned(b)
 	sum := crcOf(c[:len(c)-4])
 	c[len(c)-4], c[len(c)-3], c[len(c)-2], c[len(c)-1] = byte(sum), byte(sum>>8), byte(sum>>16), byte(sum>>24)
 	return c
@@ -258,7 +260,7 @@ func TestFlatDictTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, feat, err := decodeFlat(alignedCopy(b), "tiny")
+	got, feat, err := decodeFlat(&mapped.File{Data: mapped.Aligned(b)}, "tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func TestFlatDictTiny(t *testing.T) {
 			t.Errorf("%q: got %v, want %v", text, g, w)
 		}
 	}
-	if _, _, err := decodeFlat(alignedCopy(b), "other"); err == nil || !strings.Contains(err.Error(), `is for "tiny"`) {
+	if _, _, err := decodeFlat(&mapped.File{Data: mapped.Aligned(b)}, "other"); err == nil || !strings.Contains(err.Error(), `is for "tiny"`) {
 		t.Errorf("foreign source accepted: %v", err)
 	}
 }
@@ -295,7 +297,7 @@ func FuzzDecodeFlat(f *testing.F) {
 	f.Add(b[:len(b)/2])
 	f.Add([]byte(flatMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, feat, err := decodeFlat(fixCRC(data), "tiny")
+		d, feat, err := decodeFlat(&mapped.File{Data: fixCRC(data)}, "tiny")
 		if err != nil {
 			return
 		}
