@@ -13,6 +13,7 @@ package mapped
 
 import (
 	"hash/crc32"
+	"io"
 	"unsafe"
 )
 
@@ -59,6 +60,29 @@ func (f *File) release(from, to int) {
 	if from < to {
 		dontNeed(f.Data[from:to])
 	}
+}
+
+// Reader returns a reader of Data from the start that releases what it has
+// read, window by window: decoding a mapped file into the heap then does not
+// hold the file's pages as well.
+func (f *File) Reader() io.Reader { return &reader{f: f} }
+
+type reader struct {
+	f             *File
+	off, released int
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if r.off >= len(r.f.Data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.f.Data[r.off:])
+	r.off += n
+	if to := r.off &^ (window - 1); to > r.released {
+		r.f.release(r.released, to)
+		r.released = to
+	}
+	return n, nil
 }
 
 // Close unmaps the file. Nothing may refer to Data afterwards.
