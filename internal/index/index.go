@@ -91,16 +91,16 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		return nil, err
 	}
 	if _, ok := meta.Files[chunksBinFile]; ok {
-		f, err := openChecked(gen, &meta, chunksBinFile)
+		f, err := openChecked(gen, &meta, chunksBinFile, true)
 		if err != nil {
 			return fail(err)
 		}
 		keep = append(keep, f)
-		if ix.store, err = openChunkFile(f, true); err != nil {
+		if ix.store, err = openChunkFile(f, false); err != nil {
 			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
 		}
 	} else {
-		f, err := openChecked(gen, &meta, chunksFile)
+		f, err := openChecked(gen, &meta, chunksFile, false)
 		if err != nil {
 			return fail(err)
 		}
@@ -110,7 +110,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
 		}
 	}
-	f, err := openChecked(gen, &meta, bm25File)
+	f, err := openChecked(gen, &meta, bm25File, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -119,7 +119,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		return fail(fmt.Errorf("decode BM25 index: %w — run `shirube index --rebuild`", err))
 	}
 	f.Release()
-	if f, err = openChecked(gen, &meta, vectorsFile); err != nil {
+	if f, err = openChecked(gen, &meta, vectorsFile, true); err != nil {
 		return fail(err)
 	}
 	ix.vec, err = vector.ReadFlat(f.Reader())
@@ -128,7 +128,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		return fail(fmt.Errorf("decode vectors: %w — run `shirube index --rebuild`", err))
 	}
 	if meta.Embedder.Kind == "local" {
-		if f, err = openChecked(gen, &meta, embedderFile); err != nil {
+		if f, err = openChecked(gen, &meta, embedderFile, true); err != nil {
 			return fail(err)
 		}
 		ix.local = new(embed.Local)

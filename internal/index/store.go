@@ -218,9 +218,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// openChecked maps a generation file and verifies its size and checksum;
-// the checksum pass leaves no pages resident.
-func openChecked(gen string, meta *Meta, name string) (*mapped.File, error) {
+// openChecked maps a generation file and verifies its size and, unless
+// selfChecked says the file's own decoder verifies a checksum over all of
+// it (chunks.bin, bm25.bin, vectors.bin, embedder.bin), the checksum in
+// meta.json; the checksum pass leaves no pages resident.
+func openChecked(gen string, meta *Meta, name string, selfChecked bool) (*mapped.File, error) {
 	sum, ok := meta.Files[name]
 	if !ok {
 		return nil, fmt.Errorf("%s is not listed in %s — run `shirube index --rebuild`", name, metaFile)
@@ -229,7 +231,7 @@ func openChecked(gen string, meta *Meta, name string) (*mapped.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w — run `shirube index --rebuild`", name, err)
 	}
-	if int64(len(f.Data)) != sum.Size || f.Checksum(0, len(f.Data)) != sum.CRC32 {
+	if int64(len(f.Data)) != sum.Size || (!selfChecked && f.Checksum(0, len(f.Data)) != sum.CRC32) {
 		f.Close()
 		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch) — run `shirube index --rebuild`", name)
 	}
