@@ -72,6 +72,9 @@ type reader struct {
 	off, released int
 }
 
+// Len is the number of bytes not yet read.
+func (r *reader) Len() int { return len(r.f.Data) - r.off }
+
 func (r *reader) Read(p []byte) (int, error) {
 	if r.off >= len(r.f.Data) {
 		return 0, io.EOF
