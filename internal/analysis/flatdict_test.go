@@ -68,7 +68,7 @@ func tokensOf(a *Analyzer, text string) []tokenView {
 // TestFlatDictMatchesEmbedded: the memory-mapped flat dictionary gives the
 // same tokens, features and terms as ipa.Dict() on real texts.
 func TestFlatDictMatchesEmbedded(t *testing.T) {
-	texts := realTexts(t, 500)
+	texts := realTexts(t, 300)
 	path := filepath.Join(t.TempDir(), "ipa.dict")
 	first, err := newAnalyzer(DefaultOptions(), path)
 	if err != nil {
