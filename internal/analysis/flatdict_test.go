@@ -19,8 +19,8 @@ import (
 const sharedDatasets = "../../../shared/datasets"
 
 // realTexts returns Japanese and English texts from the shared datasets:
-// JSQuAD paragraphs and questions, SciFact abstracts, and whatever else
-// is there; the test is skipped without them.
+// JSQuAD paragraphs and questions, SciFact abstracts (max of each) and the
+// law texts of law-html-ja; the test is skipped without them.
 func realTexts(t *testing.T, max int) []string {
 	t.Helper()
 	var texts []string
@@ -40,6 +40,19 @@ func realTexts(t *testing.T, max int) []string {
 			}
 		}
 		fh.Close()
+	}
+	// Law texts (legal vocabulary, old-style kanji, numbering), in pieces.
+	laws, _ := filepath.Glob(filepath.Join(sharedDatasets, "law-html-ja", "text", "*"))
+	for _, f := range laws {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for piece := range strings.SplitSeq(string(b), "\n\n") {
+			if piece != "" {
+				texts = append(texts, piece)
+			}
+		}
 	}
 	if len(texts) == 0 {
 		t.Skip("no datasets in", sharedDatasets)
