@@ -101,8 +101,10 @@ type Analyzer struct {
 // process. Terms are the same either way.
 func New(opt Options) (*Analyzer, error) {
 	path, err := FlatDictPath()
-	if err != nil {
-		path = "" // no cache directory: the embedded dictionary every time
+	if err != nil || !littleEndian() {
+		// No cache directory, or a machine whose byte order the flat
+		// tables do not have: the embedded dictionary every time.
+		path = ""
 	}
 	return newAnalyzer(opt, path)
 }
