@@ -37,13 +37,27 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	var err error
 	var boxes [][]pdfWord
 	if e.pdfTool != "" {
+		// The word boxes (tables, titles) are read beside the text, on
+		// the other core; without them a page keeps pdftotext -raw's
+		// lines.
+		bctx, cancel := context.WithCancel(ctx)
+		type boxResult struct {
+			pages [][]pdfWord
+			err   error
+		}
+		done := make(chan boxResult, 1)
+		go func() {
+			b, err := runPDFBoxes(bctx, e.pdfTool, path, e.maxText())
+			done <- boxResult{b, err}
+		}()
 		texts, err = runPDFToText(ctx, e.pdfTool, path, e.maxText())
-		if err == nil {
-			// The word boxes only serve to rebuild tables: without
-			// them the page keeps pdftotext -raw's lines.
-			if b, berr := runPDFBoxes(ctx, e.pdfTool, path, e.maxText()); berr == nil && len(b) == len(texts) {
-				boxes = b
-			}
+		if err != nil {
+			cancel()
+		}
+		b := <-done
+		cancel()
+		if err == nil && b.err == nil && len(b.pages) == len(texts) {
+			boxes = b.pages
 		}
 	} else {
 		e.warn(pdfInstallHint)
