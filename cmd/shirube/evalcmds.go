@@ -17,7 +17,6 @@ import (
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/eval/batch"
@@ -129,7 +128,7 @@ func pageLayout(cmd *cobra.Command, cfg config.Config) layout {
 			cfg.ChunkSize, cfg.ChunkOverlap = m.ChunkSize, m.ChunkOverlap
 		}
 		if m.Embedder.Kind != "" {
-			cfg.Embedder = m.Embedder.Kind
+			cfg.Embedder = config.Embedder(m.Embedder.Kind)
 		}
 	}
 	db := filepath.Clean(cfg.DatabaseDir)
@@ -205,15 +204,6 @@ func refreshIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "index refreshed: %d documents, %d pages\n", sum.Documents, sum.Pages)
 	return nil
-}
-
-// userError ends the command with "Error: …" on stderr and status 1.
-func userError(err error) error {
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "Error:") {
-		msg = "Error: " + msg
-	}
-	return exitCode{code: 1, msg: msg}
 }
 
 // ---- optimize ----
@@ -326,8 +316,8 @@ copies that did not help (up to --attempts per question).`,
 	f.StringVar(&outDir, "output-dir", "", "folder for the new CSV and the manifest (default: the input's folder)")
 	f.IntVar(&workers, "workers", optimize.DefaultWorkers, "questions analysed in parallel")
 	f.IntVar(&attempts, "attempts", optimize.DefaultMaxAttempts, "RL attempts per question")
-	f.String("database", config.DefaultDatabaseDir, "page database (default: the one the index was built from)")
-	f.String("data", config.DefaultDataDir, "source folder, for re-indexing with --enable-rl (default: the index's)")
+	settingFlag(f, "database", "page database (default: the one the index was built from)")
+	settingFlag(f, "data", "source folder, for re-indexing with --enable-rl (default: the index's)")
 	addAnswerFlags(cmd)
 	return cmd
 }
@@ -400,8 +390,8 @@ and --database as shirube index (the defaults are the folders the index at
 		},
 	}
 	f := cmd.Flags()
-	f.String("data", config.DefaultDataDir, "folder of source documents")
-	f.String("database", config.DefaultDatabaseDir, "page database the identities refer to")
+	settingFlag(f, "data", "folder of source documents")
+	settingFlag(f, "database", "page database the identities refer to")
 	f.StringVarP(&output, "output", "o", "", "CSV to write (default: results/questions_YYYYMMDD_HHMMSS.csv)")
 	f.StringVar(&resultsDir, "results", "results", "folder for the default output name")
 	f.Int64Var(&seed, "seed", 0, "seed for template and page choices (same seed, same output)")
@@ -409,9 +399,9 @@ and --database as shirube index (the defaults are the folders the index at
 	f.IntVar(&perPage, "per-page", 0, "questions per page (default 1; 3 for one-page documents)")
 	f.IntVar(&workers, "workers", 0, "parallel LLM requests (default 4)")
 	f.Float64Var(&negative, "negative-ratio", 0, "share of questions the documents cannot answer (default 0.1; negative disables)")
-	f.String("index", config.DefaultIndexDir, "index whose data and database folders are the defaults")
-	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
-	f.String("model", "", "model id or alias")
+	settingFlag(f, "index", "index whose data and database folders are the defaults")
+	settingFlag(f, "provider")
+	settingFlag(f, "model", "model id or alias")
 	return cmd
 }
 
@@ -449,27 +439,6 @@ Question, RAG Answer, Match Confidence and Match Score. Works offline.`,
 
 // ---- judge ----
 
-// noJudgeKey is the seed 001-style message when the LLM judge has no key.
-const noJudgeKey = `Error: the LLM judge needs an API key, and none is set.
-Set ANTHROPIC_API_KEY (Claude Sonnet is the default judge) in the environment or in .env,
-or OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) and --provider openai.
-To score offline without an LLM, run: shirube judge --judge lexical`
-
-// judgeProvider picks the judge's provider: --provider / SHIRUBE_PROVIDER,
-// else Anthropic when its key is set (seed 001 uses Claude), else an
-// OpenAI-compatible server when its key is set.
-func judgeProvider(cfg config.Config) string {
-	switch {
-	case cfg.Provider != "":
-		return cfg.Provider
-	case cfg.AnthropicKey != "":
-		return "anthropic"
-	case cfg.OpenAIKey != "":
-		return "openai"
-	}
-	return ""
-}
-
 func newJudgeCmd(g *globals) *cobra.Command {
 	var o judge.Options
 	var delay time.Duration
@@ -497,18 +466,12 @@ An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
 				o.Delay = -1 // no pause
 			}
 			if strings.ToLower(o.Judge) != judge.JudgeLexical {
-				cfg := g.cfg
-				cfg.Provider = judgeProvider(cfg)
-				if cfg.Provider == "" {
-					return exitCode{code: 1, msg: noJudgeKey}
+				m, name, err := newJudgeModel(g.cfg)
+				if errors.Is(err, errNoJudgeKey) {
+					return userError(err)
 				}
-				m, name, err := newChatModel(cfg)
 				if err != nil {
-					msg := err.Error()
-					if !strings.HasPrefix(msg, "Error:") {
-						msg = "Error: " + msg
-					}
-					return exitCode{code: 1, msg: msg + "\nTo score offline without an LLM, run: shirube judge --judge lexical"}
+					return userError(fmt.Errorf("%w\nTo score offline without an LLM, run: shirube judge --judge lexical", err))
 				}
 				o.Completer = m
 				o.Model = name
@@ -533,8 +496,8 @@ An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
 	f.BoolVarP(&o.Yes, "yes", "y", false, "answer yes to the resume and proceed prompts")
 	f.Uint64Var(&seed, "seed", 0, "seed of the random evaluation order (0 = random; the seed used is printed)")
 	f.DurationVar(&delay, "delay", judge.DefaultDelay, "pause between model calls (0 = none)")
-	f.String("provider", "", "anthropic (default when ANTHROPIC_API_KEY is set) or openai")
-	f.String("model", "", "sonnet (default), haiku, opus or a model id; for openai e.g. gpt-4o-mini")
+	settingFlag(f, "provider", "anthropic (default when ANTHROPIC_API_KEY is set) or openai")
+	settingFlag(f, "model", "sonnet (default), haiku, opus or a model id; for openai e.g. gpt-4o-mini")
 	return cmd
 }
 
@@ -662,26 +625,11 @@ func buildVariant(ctx context.Context, cfg config.Config, dataDir, dir, htmlMode
 	cfg.DataDir = dataDir
 	cfg.DatabaseDir = filepath.Join(dir, "database")
 	cfg.IndexDir = filepath.Join(dir, "index")
-	opt := index.BuildOptions{
-		DataDir:        cfg.DataDir,
-		DatabaseDir:    cfg.DatabaseDir,
-		Dir:            cfg.IndexDir,
-		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
-		Analyzer:       analysis.DefaultOptions(),
-		MaxFileSize:    cfg.MaxFileSize,
-		MaxTextBytes:   cfg.MaxTextSize,
-		HTMLMode:       htmlMode,
-		Embedder:       cfg.Embedder,
-		EmbeddingModel: cfg.EmbeddingModel,
-		Warn:           func(s string) { fmt.Fprintln(errw, "warning:", s) },
+	opt, err := buildOptions(cfg, func(s string) { fmt.Fprintln(errw, "warning:", s) })
+	if err != nil {
+		return cfg, err
 	}
-	if cfg.Embedder == "openai" {
-		remote, err := newRemoteEmbedder(cfg)
-		if err != nil {
-			return cfg, err
-		}
-		opt.Remote = remote
-	}
+	opt.HTMLMode = htmlMode
 	sum, err := index.Build(ctx, opt)
 	if err != nil {
 		return cfg, fmt.Errorf("index %s with HTML mode %s: %w", dataDir, htmlMode, err)
@@ -809,9 +757,9 @@ compared.`,
 	f.IntVar(&runs, "runs", diffeval.DefaultRuns, "runs per case and configuration")
 	f.StringVar(&outDir, "out-dir", diffeval.DefaultOutDir, "folder for the report")
 	f.StringVar(&work, "work", "", "keep the two built indexes in this folder (default: a temporary folder, removed)")
-	f.Int("chunk-size", config.DefaultChunkSize, "chunk size of the built indexes")
-	f.Int("chunk-overlap", config.DefaultChunkOverlap, "chunk overlap of the built indexes")
-	f.String("embedder", config.DefaultEmbedder, "embedder of the built indexes: local or openai")
+	settingFlag(f, "chunk-size", "chunk size of the built indexes")
+	settingFlag(f, "chunk-overlap", "chunk overlap of the built indexes")
+	settingFlag(f, "embedder", "embedder of the built indexes: local or openai")
 	return cmd
 }
 
