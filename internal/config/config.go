@@ -98,16 +98,16 @@ type Config struct {
 	Scope []string
 
 	Embedder       Embedder // local or openai (SHIRUBE_EMBEDDER)
-	EmbeddingModel string // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
+	EmbeddingModel string   // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
 
-	Generator     string // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
+	Generator     string   // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
 	Provider      Provider // openai or anthropic; "" chooses by the key that is set (SHIRUBE_PROVIDER)
-	LLMModel      string // model id or alias (SHIRUBE_MODEL)
-	OpenAIKey     string // OPENAI_API_KEY
-	OpenAIBase    string // OPENAI_API_BASE
-	AnthropicKey  string // ANTHROPIC_API_KEY
-	AnthropicBase string // ANTHROPIC_BASE_URL
-	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
+	LLMModel      string   // model id or alias (SHIRUBE_MODEL)
+	OpenAIKey     string   // OPENAI_API_KEY
+	OpenAIBase    string   // OPENAI_API_BASE
+	AnthropicKey  string   // ANTHROPIC_API_KEY
+	AnthropicBase string   // ANTHROPIC_BASE_URL
+	Prices        string   // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
 
 	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
 	// (postgres://user@host/db?sslmode=…) for the database store
