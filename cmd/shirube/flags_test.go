@@ -18,6 +18,7 @@ import (
 var adHocSettingFlags = map[string]string{
 	"diff-eval --data":    "default: the case file's corpus",
 	"ask --workers":       "a CSV batch runs 5 questions at once",
+	"batch --workers":     "a CSV batch runs 5 questions at once",
 	"optimize --workers":  "parallel optimisation workers",
 	"questions --workers": "parallel question generation",
 	"beir --bm25-weight":  "the benchmark's fixed weight",

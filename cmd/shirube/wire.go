@@ -396,3 +396,21 @@ func newJudgeModel(cfg config.Config) (chatModel, string, error) {
 	}
 	return newChatModel(cfg)
 }
+
+// optionalChatModel returns the chat model for judging and proposing: the
+// assistant's when it answers with an LLM, else one built from the keys
+// that are set, else nil (offline).
+func optionalChatModel(cfg config.Config, model chatModel, warn func(string)) (chatModel, string) {
+	if model != nil {
+		return model, cfg.LLMModel
+	}
+	if cfg.LLMProvider() == "" {
+		return nil, ""
+	}
+	m, _, err := newChatModel(cfg)
+	if err != nil {
+		warn(fmt.Sprintf("LLM not usable, judging offline: %v", err))
+		return nil, ""
+	}
+	return m, cfg.LLMModel
+}
