@@ -69,7 +69,8 @@ func newChatModel(cfg config.Config) (chatModel, string, error) {
 	}
 }
 
-// generator wraps an answer generator to the assistant's interface.
+// extractiveGen adapts the extractive generator to the assistant's
+// Generator (it answers each question alone, without the history).
 type extractiveGen struct{ e *answer.Extractive }
 
 func (g extractiveGen) Generate(ctx context.Context, q string, rs []retrieve.Result, _ []llm.Message) (answer.Answer, error) {
