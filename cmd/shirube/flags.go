@@ -72,7 +72,7 @@ func applyFlags(cmd *cobra.Command, c *config.Config) error {
 			v = strings.Join(sv.GetSlice(), ",")
 		}
 		if err := st.Set(c, v); err != nil {
-			return fmt.Errorf("--%s %s", st.Flag, err)
+			return fmt.Errorf("--%s %q %s", st.Flag, v, err)
 		}
 	}
 	return c.Validate()

@@ -256,13 +256,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("claim coverage %g must be above 0.0 and at most 1.0", c.ClaimCoverage))
 	}
 	if _, err := oneOf(string(c.Verify), VerifyLLM, VerifyLexical); err != nil {
-		errs = append(errs, fmt.Errorf("verify %w", err))
+		errs = append(errs, fmt.Errorf("verify %q %w", c.Verify, err))
 	}
 	if _, err := oneOf(string(c.Fusion), FusionMinMax, FusionRRF); err != nil {
-		errs = append(errs, fmt.Errorf("fusion %w", err))
+		errs = append(errs, fmt.Errorf("fusion %q %w", c.Fusion, err))
 	}
 	if _, err := oneOf(string(c.Embedder), EmbedderLocal, EmbedderOpenAI); err != nil {
-		errs = append(errs, fmt.Errorf("embedder %w", err))
+		errs = append(errs, fmt.Errorf("embedder %q %w", c.Embedder, err))
 	}
 	switch c.Generator {
 	case "", "extractive", "llm":
@@ -271,7 +271,7 @@ func (c Config) Validate() error {
 	}
 	if c.Provider != "" {
 		if _, err := oneOf(string(c.Provider), ProviderOpenAI, ProviderAnthropic); err != nil {
-			errs = append(errs, fmt.Errorf("provider %w", err))
+			errs = append(errs, fmt.Errorf("provider %q %w", c.Provider, err))
 		}
 	}
 	switch c.Profile {

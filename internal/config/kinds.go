@@ -57,7 +57,7 @@ func oneOf[T ~string](v string, allowed ...T) (T, error) {
 			return a, nil
 		}
 	}
-	return T(v), fmt.Errorf("%q must be %s", v, wordList(allowed))
+	return T(v), fmt.Errorf("must be %s", wordList(allowed))
 }
 
 // wordList spells allowed words as "a, b or c".
