@@ -152,6 +152,9 @@ func TestBatchHelp(t *testing.T) {
 			t.Errorf("batch --help lacks %q:\n%s", w, help)
 		}
 	}
+	if ask := mustRun(t, "ask", "--help"); !strings.Contains(ask, "page copies to the page database unless --no-optimize") {
+		t.Errorf("ask --help does not warn that ask input.csv may add page copies:\n%s", ask)
+	}
 	if _, _, err := run(t, "", "batch"); err == nil {
 		t.Error("batch without an input CSV succeeded")
 	}

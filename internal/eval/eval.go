@@ -2,17 +2,20 @@
 // make. The evaluators themselves live in the packages below it, one per
 // concept:
 //
-//   - dataset: the JSON case files (the assistant's test set, the
-//     differential case set) and their forgiving, one-problem-per-line
-//     parsing;
+//   - dataset: reading the JSON case files (the assistant's test set, the
+//     differential case set) forgivingly, one problem per line; each case
+//     schema stays with the evaluator whose checks give it its meaning
+//     (evalset, diffeval);
 //   - judge: every judge of an answer — binary precision/recall/accuracy
 //     (LLM with hedging consensus, or lexical), the six-axis rubric and the
 //     checklist judge — with the shared retry on unreadable replies;
 //   - checkpoint: the append-only progress journal that lets an interrupted
 //     run resume without asking or judging anything twice;
 //   - metrics: checklist and reference metrics of one answer;
-//   - batch: a question CSV answered in parallel, evaluated, summarised and
-//     followed by folder optimisation (optimize);
+//   - batch: a question CSV answered in parallel, each answer scored and
+//     the run summarised; optimize: the folder-structure optimisation that
+//     copies missed pages into better-named folders; pipeline: the two in
+//     sequence with the index refresh, as `shirube batch` runs them;
 //   - questions, convert, evalset, diffeval, ir, beir, stats: generating
 //     questions, turning JSON answers into CSV, the test-set run, the
 //     differential run, IR metrics, BEIR loading and latency statistics.
