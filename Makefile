@@ -27,7 +27,10 @@ build:
 deps:
 	@bash scripts/install-deps.sh all
 
+# vet also checks that go.mod and go.sum are tidy (direct dependencies
+# listed as such, nothing unused).
 vet:
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	cd bench/peers && $(GO) vet ./...
 
