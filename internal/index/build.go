@@ -109,7 +109,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 		progress = func(string, int, int) {}
 	}
 	if opt.Embedder == "openai" && opt.Remote == nil {
-		return sum, errors.New("the openai embedder needs OPENAI_API_KEY — set it, or use --embedder local")
+		return sum, errors.New("the openai embedder needs BuildOptions.Remote: an OpenAI-compatible embedder (OPENAI_API_KEY), or use the local embedder")
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return sum, fmt.Errorf("create index directory: %w", err)
