@@ -50,7 +50,13 @@ type Flat struct {
 	n    int
 	data []float32 // n×dim, row-major, each row L2-normalised (or all zero)
 
-	scratch sync.Pool // *[]float32 of first-pass scores, reused across queries
+	// codes is the int8 form of data for the first pass of a search (see
+	// quant.go), used from quantMin rows on.
+	codes    codes
+	quantMin int
+
+	scratch  sync.Pool // *[]float32 of first-pass scores, reused across queries
+	qscratch sync.Pool // *quantScratch, reused across queries
 }
 
 // NewFlat returns an empty store for vectors of dimension dim
@@ -59,7 +65,11 @@ func NewFlat(dim int) (*Flat, error) {
 	if dim < 1 || dim > MaxDim {
 		return nil, fmt.Errorf("vector: dimension %d out of range: must be between 1 and %d", dim, MaxDim)
 	}
-	return &Flat{dim: dim}, nil
+	return newFlat(dim), nil
+}
+
+func newFlat(dim int) *Flat {
+	return &Flat{dim: dim, quantMin: quantMinRows, codes: codes{stride: codeStride(dim)}}
 }
 
 // Dim returns the vector dimension.
@@ -87,6 +97,7 @@ func (f *Flat) Add(vec []float32) (int, error) {
 	defer f.mu.Unlock()
 	id := f.n
 	f.data = append(f.data, row...)
+	f.codes.appendRow(row)
 	f.n++
 	return id, nil
 }
@@ -127,19 +138,31 @@ func normalised(v []float32) ([]float32, error) {
 // returns fewer than n hits if the store holds fewer vectors, and an error if
 // q has the wrong dimension or holds NaN or ±Inf.
 func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
+	hits, _, err := f.search(q, n)
+	return hits, err
+}
+
+// searchStats describes how one search went, for tests and benchmarks.
+type searchStats struct {
+	quant    bool    // the int8 first pass ran
+	pool     []int32 // the first pass's candidates (ids, any order)
+	rescored int     // rows re-scored exactly beyond the candidates
+}
+
+func (f *Flat) search(q []float32, n int) ([]Hit, searchStats, error) {
 	if len(q) != f.dim {
-		return nil, fmt.Errorf("vector: cannot search a %d-dimensional store with a %d-dimensional query", f.dim, len(q))
+		return nil, searchStats{}, fmt.Errorf("vector: cannot search a %d-dimensional store with a %d-dimensional query", f.dim, len(q))
 	}
 	qv, err := normalised(q)
 	if err != nil {
-		return nil, fmt.Errorf("vector: cannot search: %w", err)
+		return nil, searchStats{}, fmt.Errorf("vector: cannot search: %w", err)
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	total := f.n
 	n = min(n, total)
 	if n <= 0 {
-		return nil, nil
+		return nil, searchStats{}, nil
 	}
 	pool := n + 32
 	if pool >= total {
@@ -148,7 +171,11 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		for i := range total {
 			hits[i] = Hit{ID: i, Score: f.exact(qv, i)}
 		}
-		return topN(hits, n), nil
+		return topN(hits, n), searchStats{}, nil
+	}
+	if total >= f.quantMin {
+		hits, st := f.searchQuant(qv, n, pool)
+		return hits, st, nil
 	}
 
 	approxPtr, _ := f.scratch.Get().(*[]float32)
@@ -171,12 +198,27 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		})
 	}
 	wg.Wait()
+	// Any vector whose first-pass score is within the rounding bound of the
+	// n-th exact score could still belong to the result (or tie into it).
+	hits, st := f.rescore(qv, n, heaps, approx, roundingBound(f.dim))
+	return hits, st, nil
+}
 
-	// Pass 2: exact re-scoring of the candidates.
-	cand := make([]Hit, 0, pool*workers)
+// rescore finishes a two-pass search. Pass 2 re-scores the first pass's
+// candidates (the workers' heaps) exactly; pass 3 re-scores every other row
+// whose first-pass bound, bound[id] + slack, still reaches the n-th exact
+// score, so the result equals exhaustive exact search.
+func (f *Flat) rescore(qv []float32, n int, heaps []minHeap, bound []float32, slack float64) ([]Hit, searchStats) {
+	size := 0
+	for _, h := range heaps {
+		size += len(h)
+	}
+	st := searchStats{pool: make([]int32, 0, size)}
+	cand := make([]Hit, 0, size)
 	for _, h := range heaps {
 		for _, e := range h {
 			cand = append(cand, Hit{ID: int(e.id)})
+			st.pool = append(st.pool, e.id)
 		}
 	}
 	slices.SortFunc(cand, func(a, b Hit) int { return a.ID - b.ID })
@@ -184,23 +226,24 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		cand[i].Score = f.exact(qv, cand[i].ID)
 	}
 	best := topN(slices.Clone(cand), n)
-	// Any vector whose first-pass score is within the rounding bound of the
-	// n-th exact score could still belong to the result (or tie into it).
-	threshold := float32(best[len(best)-1].Score - roundingBound(f.dim))
+	threshold := float32(best[len(best)-1].Score - slack)
+	// float32 rounding of the threshold must not exclude a row: step down
+	// one unit in the last place.
+	threshold = math.Nextafter32(threshold, float32(math.Inf(-1)))
 
-	// Pass 3: score those exactly.
 	extra := best
 	c := 0
-	for id := range total {
+	for id, b := range bound[:f.n] {
 		if c < len(cand) && cand[c].ID == id {
 			c++
 			continue
 		}
-		if approx[id] >= threshold {
+		if b >= threshold {
 			extra = append(extra, Hit{ID: id, Score: f.exact(qv, id)})
+			st.rescored++
 		}
 	}
-	return topN(extra, n), nil
+	return topN(extra, n), st
 }
 
 // roundingBound bounds |float32 dot − exact dot| for two vectors of norm at
