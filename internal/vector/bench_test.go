@@ -1,9 +1,11 @@
 package vector
 
 import (
+	"bufio"
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -35,6 +37,45 @@ func benchStore(b *testing.B) (*Flat, [][]float32) {
 // pass's pool (the result itself is always exact).
 func BenchmarkSearch100k(b *testing.B) {
 	f, qs := benchStore(b)
+	benchPaths(b, f, qs)
+}
+
+// BenchmarkSearchFile is BenchmarkSearch100k over a saved store, the
+// vectors.bin of an index generation (skipped without the variable):
+//
+//	SHIRUBE_BENCH_VECTORS=/tmp/law/idx/gen-000001/vectors.bin go test -run '^$' -bench SearchFile ./internal/vector/
+//
+// Each query is the sum of two random stored vectors, so it is near real
+// rows without being one.
+func BenchmarkSearchFile(b *testing.B) {
+	path := os.Getenv("SHIRUBE_BENCH_VECTORS")
+	if path == "" {
+		b.Skip("SHIRUBE_BENCH_VECTORS is not set")
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := ReadFlat(bufio.NewReaderSize(fh, 1<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(12, 12))
+	qs := make([][]float32, 200)
+	for i := range qs {
+		a, c := f.Vector(r.IntN(f.n)), f.Vector(r.IntN(f.n))
+		for j := range a {
+			a[j] += c[j]
+		}
+		qs[i] = a
+	}
+	b.ReportMetric(float64(f.n), "rows")
+	benchPaths(b, f, qs)
+}
+
+// benchPaths times top-100 searches with each first pass.
+func benchPaths(b *testing.B, f *Flat, qs [][]float32) {
 	for _, path := range []struct {
 		name string
 		min  int
