@@ -61,6 +61,7 @@ func BenchmarkSearchFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	f.ensureCodes()
 	r := rand.New(rand.NewPCG(12, 12))
 	qs := make([][]float32, 200)
 	for i := range qs {

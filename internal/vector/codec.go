@@ -124,6 +124,7 @@ func ReadFlat(r io.Reader) (*Flat, error) {
 
 	f := newFlat(int(dim))
 	f.n, f.data = int(count), data
+	f.codes, f.codesBuilt = nil, make(chan struct{}) // built on demand (buildCodes)
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -138,17 +139,11 @@ func readErr(what string, err error) error {
 }
 
 // validate checks, in parallel, that every row is finite and of unit length
-// (or zero), so a loaded store behaves exactly like one built with Add, and
-// quantises the rows for the int8 first pass in the same sweep.
+// (or zero), so a loaded store behaves exactly like one built with Add.
 func (f *Flat) validate() error {
 	count := f.n
-	c := &f.codes
-	c.data = make([]int8, count*c.stride)
-	c.scale = make([]float32, count)
-	c.err = make([]float32, count)
 	workers := min(runtime.GOMAXPROCS(0), max(1, count/4096))
 	errs := make([]error, workers)
-	norms := make([]float64, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		lo, hi := count*w/workers, count*(w+1)/workers
@@ -163,15 +158,9 @@ func (f *Flat) validate() error {
 					errs[w] = fmt.Errorf("vector: row %d is not a unit vector: %w", i, ErrCorrupt)
 					return
 				}
-				var norm float64
-				c.scale[i], c.err[i], norm = quantiseRow(row, c.data[i*c.stride:(i+1)*c.stride])
-				norms[w] = max(norms[w], norm)
 			}
 		})
 	}
 	wg.Wait()
-	for _, n := range norms {
-		c.maxNorm = max(c.maxNorm, n)
-	}
 	return errors.Join(errs...)
 }

@@ -55,9 +55,14 @@ type Flat struct {
 	data []float32 // n×dim, row-major, each row L2-normalised (or all zero)
 
 	// codes is the int8 form of data for the first pass of a search (see
-	// quant.go), used from quantMin rows on.
-	codes    codes
-	quantMin int
+	// quant.go), used from quantMin rows on. A store built with Add keeps
+	// it up to date; a loaded store has none until its first large search
+	// builds it in the background (codesOnce), so loading stays as cheap
+	// as before and a one-shot search never waits for it.
+	codes      *codes
+	codesOnce  sync.Once
+	codesBuilt chan struct{} // closed when buildCodes has installed codes
+	quantMin   int
 
 	scratch  sync.Pool // *[]float32 of first-pass scores, reused across queries
 	qscratch sync.Pool // *quantScratch, reused across queries
@@ -73,7 +78,7 @@ func NewFlat(dim int) (*Flat, error) {
 }
 
 func newFlat(dim int) *Flat {
-	return &Flat{dim: dim, quantMin: quantMinRows, codes: codes{stride: codeStride(dim)}}
+	return &Flat{dim: dim, quantMin: quantMinRows, codes: &codes{stride: codeStride(dim)}}
 }
 
 // Dim returns the vector dimension.
@@ -101,7 +106,9 @@ func (f *Flat) Add(vec []float32) (int, error) {
 	defer f.mu.Unlock()
 	id := f.n
 	f.data = append(f.data, row...)
-	f.codes.appendRow(row)
+	if f.codes != nil {
+		f.codes.appendRow(row)
+	}
 	f.n++
 	return id, nil
 }
@@ -178,8 +185,11 @@ func (f *Flat) search(q []float32, n int) ([]Hit, searchStats, error) {
 		return topN(hits, n), searchStats{}, nil
 	}
 	if total >= f.quantMin {
-		hits, st := f.searchQuant(qv, n, pool)
-		return hits, st, nil
+		if f.codes != nil {
+			hits, st := f.searchQuant(qv, n, pool)
+			return hits, st, nil
+		}
+		f.codesOnce.Do(func() { go f.buildCodes() })
 	}
 
 	approxPtr, _ := f.scratch.Get().(*[]float32)

@@ -52,6 +52,62 @@ type codes struct {
 	maxNorm float64
 }
 
+// buildCodes quantises a loaded store's rows and installs the codes; the
+// searches running meanwhile use the float32 first pass. Rows never change
+// once added, so they are read without holding the lock; rows added while
+// this runs are quantised under the write lock at the end.
+func (f *Flat) buildCodes() {
+	f.mu.RLock()
+	n, data := f.n, f.data
+	f.mu.RUnlock()
+	c := quantiseRows(data, f.dim, n)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := n; i < f.n; i++ {
+		c.appendRow(f.data[i*f.dim : (i+1)*f.dim])
+	}
+	f.codes = c
+	close(f.codesBuilt)
+}
+
+// ensureCodes builds the codes now if the store has none (for tests and
+// benchmarks, which must not depend on the background build's timing).
+func (f *Flat) ensureCodes() {
+	f.mu.RLock()
+	ready := f.codes != nil
+	f.mu.RUnlock()
+	if !ready {
+		f.codesOnce.Do(func() { go f.buildCodes() })
+		<-f.codesBuilt
+	}
+}
+
+// quantiseRows quantises n rows of dimension dim, in parallel.
+func quantiseRows(data []float32, dim, n int) *codes {
+	c := &codes{stride: codeStride(dim)}
+	c.data = make([]int8, n*c.stride)
+	c.scale = make([]float32, n)
+	c.err = make([]float32, n)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/4096))
+	norms := make([]float64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				var norm float64
+				c.scale[i], c.err[i], norm = quantiseRow(data[i*dim:(i+1)*dim], c.data[i*c.stride:(i+1)*c.stride])
+				norms[w] = max(norms[w], norm)
+			}
+		})
+	}
+	wg.Wait()
+	for _, m := range norms {
+		c.maxNorm = max(c.maxNorm, m)
+	}
+	return c
+}
+
 // appendRow quantises one unit (or zero) row and appends it.
 func (c *codes) appendRow(row []float32) {
 	c.data = slices.Grow(c.data, c.stride)
@@ -69,35 +125,26 @@ func (c *codes) appendRow(row []float32) {
 func quantiseRow(row []float32, out []int8) (scale, errBound float32, norm float64) {
 	var m float32
 	for _, x := range row {
-		m = max(m, float32(math.Abs(float64(x))))
+		m = max(m, x, -x)
 	}
 	clear(out)
 	if m == 0 {
 		return 0, 0, 0
 	}
-	s := float64(m) / 127
-	inv := 1 / s
-	var rr, cc float64
+	// The residual is measured against the float32 scale the search uses.
+	s := float32(float64(m) / 127)
+	inv := 1 / float64(s)
+	var rr float64
+	var cc int64
 	for j, x := range row {
 		q := math.Round(float64(x) * inv)
 		q = max(-127, min(127, q))
 		out[j] = int8(q)
-		r := float64(x) - s*q
+		r := float64(x) - float64(s)*q
 		rr += r * r
-		cc += q * q
+		cc += int64(q) * int64(q)
 	}
-	// The residual is computed in float64 from float32 s: re-derive it
-	// with the float32 scale the search uses, and round the bound up.
-	s32 := float32(s)
-	if float64(s32) != s {
-		rr = 0
-		for j, x := range row {
-			r := float64(x) - float64(s32)*float64(out[j])
-			rr += r * r
-		}
-	}
-	e := math.Sqrt(rr)
-	return s32, float32(e*(1+1e-6) + 1e-9), math.Sqrt(cc)
+	return s, float32(math.Sqrt(rr)*(1+1e-6) + 1e-9), math.Sqrt(float64(cc))
 }
 
 // kernelBound is the largest |u·c| the kernel may accumulate in int32.
@@ -174,7 +221,7 @@ const quantBlock = 256
 // scanQuant scores rows [lo, hi) with the int8 kernel, writes each row's
 // upper bound into upper and returns the pool best by estimate.
 func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi, pool int, upper []float32) minHeap {
-	c := &f.codes
+	c := f.codes
 	k1 := float32(1 + resid)
 	k0 := float32(resid + quantSlack)
 	var dots [quantBlock]int32

@@ -1,6 +1,7 @@
 package vector
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -156,5 +157,56 @@ func TestSearchPathsAgree(t *testing.T) {
 				t.Fatalf("query %d quantMin %d:\n got %v\nwant %v", qi, min, got, want)
 			}
 		}
+	}
+}
+
+// TestLoadedStoreBuildsCodes checks that a loaded store answers with the
+// float32 pass before its codes exist, builds them after its first large
+// search, and then answers identically through the int8 pass — also when
+// rows are added meanwhile.
+func TestLoadedStoreBuildsCodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 25))
+	vecs := clustered(r, 5000, 40, 30, 0.3)
+	f := mustFlat(t, 40, vecs)
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ReadFlat(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.quantMin = 0
+	q := randomVec(r, 40)
+	first, st, err := g.search(q, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.quant {
+		t.Fatal("a freshly loaded store searched int8 codes it cannot have built yet")
+	}
+	for _, v := range clustered(r, 300, 40, 3, 0.3) {
+		if _, err := g.Add(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.ensureCodes()
+	if g.codes == nil || len(g.codes.scale) != g.Len() {
+		t.Fatalf("codes cover %v rows of %d", g.codes, g.Len())
+	}
+	for _, qq := range [][]float32{q, randomVec(r, 40), g.Vector(5100)} {
+		got, st, err := g.search(qq, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.quant {
+			t.Fatal("the int8 pass did not run once the codes were built")
+		}
+		if want := bruteForce(g, qq, 50); !slices.Equal(got, want) {
+			t.Fatalf("got %v\nwant %v", got, want)
+		}
+	}
+	if want := bruteForce(g, q, 50); !slices.Equal(first[:10], bruteForce(f, q, 10)) || len(want) != 50 {
+		t.Fatal("the float32 pass of the loaded store differs from the original's")
 	}
 }
