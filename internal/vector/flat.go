@@ -18,8 +18,9 @@
 // matrix–vector product (gonum's SIMD kernels), bounded by float32
 // rounding: at most γ_d = d·u/(1−d·u) for unit vectors, u = 2⁻²⁴. The scan
 // is memory-bound, so the int8 pass is about four times lighter on memory
-// bandwidth; its cost is 25 % more memory for the codes, computed when the
-// store is built or loaded (the file format is unchanged).
+// bandwidth; its cost is 25 % more memory for the codes, computed as rows
+// are added or, for a loaded store, in the background from its second
+// large search on (the file format is unchanged).
 package vector
 
 import (
@@ -29,6 +30,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -56,13 +58,16 @@ type Flat struct {
 
 	// codes is the int8 form of data for the first pass of a search (see
 	// quant.go), used from quantMin rows on. A store built with Add keeps
-	// it up to date; a loaded store has none until its first large search
-	// builds it in the background (codesOnce), so loading stays as cheap
-	// as before and a one-shot search never waits for it.
+	// it up to date; a loaded store has none until its second large search
+	// starts building it in the background (codesOnce), so loading stays as
+	// cheap as before and a one-shot search never waits for it.
 	codes      *codes
 	codesOnce  sync.Once
 	codesBuilt chan struct{} // closed when buildCodes has installed codes
-	quantMin   int
+	// largeSearches counts searches that wanted codes a loaded store did
+	// not have yet.
+	largeSearches atomic.Int32
+	quantMin      int
 
 	scratch  sync.Pool // *[]float32 of first-pass scores, reused across queries
 	qscratch sync.Pool // *quantScratch, reused across queries
@@ -189,7 +194,11 @@ func (f *Flat) search(q []float32, n int) ([]Hit, searchStats, error) {
 			hits, st := f.searchQuant(qv, n, pool)
 			return hits, st, nil
 		}
-		f.codesOnce.Do(func() { go f.buildCodes() })
+		// The second large search starts the build: a one-shot search
+		// (`shirube search`) exits before it would pay off.
+		if f.largeSearches.Add(1) >= 2 {
+			f.codesOnce.Do(func() { go f.buildCodes() })
+		}
 	}
 
 	approxPtr, _ := f.scratch.Get().(*[]float32)

@@ -185,6 +185,12 @@ func TestLoadedStoreBuildsCodes(t *testing.T) {
 	if st.quant {
 		t.Fatal("a freshly loaded store searched int8 codes it cannot have built yet")
 	}
+	g.mu.RLock()
+	started := g.codes != nil
+	g.mu.RUnlock()
+	if started {
+		t.Fatal("the first search of a loaded store built its codes; a one-shot search should not pay for them")
+	}
 	for _, v := range clustered(r, 300, 40, 3, 0.3) {
 		if _, err := g.Add(v); err != nil {
 			t.Fatal(err)
