@@ -2,19 +2,16 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -153,6 +150,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var writeErr error // the first page database write failure
+	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
 	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
@@ -160,7 +158,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 			defer wg.Done()
 			for j := range jobs {
 				f := files[j.i]
-				sd, reused, skip, werr := prepare(wctx, ex, analyzer, copt, opt, f, prev[f.Rel])
+				sd, reused, skip, werr := prepare(wctx, db, ex, analyzer, copt, f, prev.sources[f.Rel])
 				mu.Lock()
 				if werr != nil {
 					if writeErr == nil {
@@ -206,8 +204,8 @@ feed:
 	for _, f := range files {
 		current[f.Rel] = true
 	}
-	for rel, sd := range prev {
-		if !sd.Extra && !current[rel] {
+	for rel := range prev.sources {
+		if !current[rel] {
 			sum.Removed++
 		}
 	}
@@ -218,11 +216,11 @@ feed:
 			kept = append(kept, sd)
 		}
 	}
-	extras, changed, err := extraPages(ctx, opt, analyzer, kept, prev)
+	copies, changed, err := copyPages(ctx, db, copt, analyzer, kept, prev)
 	if err != nil {
 		warn(fmt.Sprintf("database-only pages not indexed: %v", err))
 	}
-	kept = append(kept, extras...)
+	kept = append(kept, copies...)
 	if changed {
 		sum.Extracted++ // forces a new generation
 	}
@@ -245,11 +243,9 @@ feed:
 	// Gather chunks in a deterministic order.
 	var chunks []chunk.Chunk
 	var terms [][]string
-	var hashes []string
 	for _, sd := range kept {
 		chunks = append(chunks, sd.Chunks...)
 		terms = append(terms, sd.Terms...)
-		hashes = append(hashes, sd.Hashes...)
 	}
 
 	progress("bm25", 0, 1)
@@ -291,7 +287,7 @@ feed:
 	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
 		return sum, err
 	}
-	removeStale(opt.DatabaseDir, prev, kept)
+	removeStale(db, prev, kept)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
@@ -310,10 +306,17 @@ func sameSettings(m Meta, opt BuildOptions) bool {
 		(opt.Embedder != "openai" || m.Embedder.Model == opt.EmbeddingModel)
 }
 
-// loadPrevious returns the previous generation's documents by source path,
-// when they can be reused by this build.
-func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, Meta, string) {
-	out := map[string]*storedDoc{}
+// previous is what a build reuses of the live generation: its sources by
+// path and the page database copies it indexed by page identity.
+type previous struct {
+	sources map[string]*storedDoc
+	copies  map[string]*storedDoc
+}
+
+// loadPrevious returns the previous generation's documents, when they can
+// be reused by this build.
+func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) {
+	out := previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}
 	if opt.Rebuild {
 		return out, Meta{}, ""
 	}
@@ -340,207 +343,126 @@ func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, M
 		return out, meta, gen
 	}
 	for _, d := range docs {
-		out[d.Doc.Source] = d
+		if d.Extra && len(d.Pages) == 1 {
+			out.copies[d.Pages[0]] = d
+		} else if !d.Extra {
+			out.sources[d.Doc.Source] = d
+		}
 	}
 	return out, meta, gen
 }
 
-// prepare returns the stored form of one source: reused from the previous
-// generation when unchanged, else extracted, written to the page database,
-// chunked and analysed. A file that cannot be used is a Skip; a page
-// database that cannot be written is an error that stops the build.
-func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, opt BuildOptions, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip, error) {
-	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
-		prev.File = f
+// prepare returns the stored form of one source: its pages synced into the
+// page database, then, when they changed, chunked and analysed (unchanged
+// ones keep the previous generation's chunks). A file that cannot be used
+// is a Skip; a page database that cannot be written is an error that stops
+// the build.
+func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip, error) {
+	var prevSrc *document.Source
+	if prev != nil {
+		prevSrc = &document.Source{Doc: prev.Doc, File: prev.File, Pages: prev.Pages}
+	}
+	src, changed, skip, err := db.Sync(ctx, ex, f, prevSrc)
+	if err != nil || skip != nil {
+		return nil, false, skip, err
+	}
+	if !changed {
+		prev.Doc, prev.File = src.Doc, src.File
 		return prev, true, nil, nil
 	}
-	doc, err := ex.Extract(ctx, f)
-	if err != nil {
-		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}, nil
-	}
-	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) && opt.Categorize == nil {
-		// Touched but not changed: keep the analysed chunks, refresh the time.
-		prev.Doc.ModTime, prev.File = doc.ModTime, f
-		return prev, true, nil, nil
-	}
-	var ids []string
-	if opt.Categorize != nil && doc.Kind == document.PDF {
-		cats, cerr := document.Categorize(ctx, doc, f.Path, *opt.Categorize)
-		if cerr != nil {
-			if opt.Warn != nil {
-				opt.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, cerr))
-			}
-			cats = make([]string, len(doc.Pages))
-		}
-		ids, err = document.WriteCategorized(ctx, opt.DatabaseDir, f, doc, cats, opt.PageWriter)
-	} else {
-		ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc, opt.PageWriter)
-	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return nil, false, nil, ctx.Err()
-	case storageFailure(err):
-		return nil, false, nil, fmt.Errorf("write page database %s: %w", opt.DatabaseDir, err)
-	default: // this document's folder only, e.g. a file in the way
-		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}, nil
-	}
-	sd := &storedDoc{Doc: doc, File: f, Pages: ids}
-	updated := doc.ModTime.Format("2006-01-02T15:04:05")
-	for i, p := range doc.Pages {
-		if i >= len(ids) {
+	sd := &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}
+	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
+	for i, p := range src.Doc.Pages {
+		if i >= len(src.Pages) {
 			break
 		}
-		cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, p.Text, copt)
+		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, p.Number, updated, p.Text, copt)
 		if err != nil {
 			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
 		}
 		for _, c := range cs {
 			sd.Chunks = append(sd.Chunks, c)
 			sd.Terms = append(sd.Terms, a.Terms(c.Text))
-			h := sha256.Sum256([]byte(c.Text))
-			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
 		}
 	}
 	return sd, false, nil, nil
 }
 
-// storageFailure reports an error of the storage itself — no space left, a
-// quota, a read-only or failing disk — which would hit every document
-// after this one too, so it stops the build instead of skipping a file.
-func storageFailure(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
-// extraPages indexes page files that exist only in the page database — the
-// copies that folder-structure optimisation (seed 000) places in better-named
-// folders. Each becomes a one-page document whose identity is its own path,
-// so a question can retrieve the copy. changed reports whether the set or a
-// content differs from the previous generation.
-func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kept []*storedDoc, prev map[string]*storedDoc) ([]*storedDoc, bool, error) {
+// copyPages indexes the page files that exist only in the page database —
+// the copies that folder-structure optimisation places in better-named
+// folders (document.Database.Copies). Each becomes a one-page document
+// whose identity is its own path, so a question can retrieve the copy.
+// changed reports whether the set or a content differs from the previous
+// generation.
+func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a *analysis.Analyzer, kept []*storedDoc, prev previous) ([]*storedDoc, bool, error) {
 	known := map[string]bool{}
 	for _, sd := range kept {
 		for _, id := range sd.Pages {
 			known[id] = true
 		}
 	}
-	// Pages of the previous generation's sources are never database-only
-	// copies, even when their source is gone or was skipped this time:
-	// they are deleted after the switch (removeStale), not resurrected under
-	// another path.
-	for _, sd := range prev {
-		if !sd.Extra {
-			for _, id := range sd.Pages {
-				known[id] = true
-			}
+	// Pages of the previous generation's sources are never copies, even
+	// when their source is gone or was skipped this time: they are deleted
+	// after the switch (removeStale), not resurrected under another path.
+	for _, sd := range prev.sources {
+		for _, id := range sd.Pages {
+			known[id] = true
 		}
 	}
-	prevExtra := map[string]*storedDoc{}
-	for _, sd := range prev {
-		if sd.Extra {
-			prevExtra[sd.Doc.Source] = sd
-		}
-	}
-	base := filepath.Base(filepath.Clean(opt.DatabaseDir))
+	prevCopy := maps.Clone(prev.copies)
+	copies, err := db.Copies(ctx, func(id string) bool { return known[id] })
 	var out []*storedDoc
 	changed := false
-	err := filepath.WalkDir(opt.DatabaseDir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if p == opt.DatabaseDir {
-				return filepath.SkipAll
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() || d.Type()&os.ModeSymlink != 0 || !isPageFile(d.Name()) {
-			return nil
-		}
-		rel, err := filepath.Rel(opt.DatabaseDir, p)
-		if err != nil {
-			return nil
-		}
-		id := base + "/" + filepath.ToSlash(rel)
-		if known[id] {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		sumHash := sha256.Sum256(b)
-		hash := hex.EncodeToString(sumHash[:])
-		if old := prevExtra["@"+id]; old != nil && old.Doc.Hash == hash {
+	for _, c := range copies {
+		if old := prevCopy[c.ID]; old != nil && old.Doc.Hash == c.Hash {
 			out = append(out, old)
-			delete(prevExtra, "@"+id)
-			return nil
+			delete(prevCopy, c.ID)
+			continue
 		}
 		changed = true
-		info, _ := d.Info()
-		page, _ := document.PageNumber(id)
-		doc := document.Document{Source: "@" + id, Kind: document.Markdown, Pages: []document.Page{{Number: page, Text: string(b)}}, Hash: hash}
-		if info != nil {
-			doc.ModTime, doc.Size = info.ModTime(), info.Size()
-		}
-		sd := &storedDoc{Doc: doc, Pages: []string{id}, Extra: true}
-		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), doc.Pages[0].Text, opt.Chunk)
+		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page, Text: c.Text}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
+		sd := &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}
+		cs, err := chunk.Page(c.ID, c.ID, c.Page, c.ModTime.Format("2006-01-02T15:04:05"), c.Text, copt)
 		if err != nil {
-			return nil
+			continue
 		}
 		// The folder path is what optimisation chose to make the page
 		// findable, so it heads every chunk of the copy, above the page's
 		// own headings: a Markdown or HTML page's "# H1" must not push it
 		// out (a level-1 heading would replace a "# folder" line).
-		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
-			folder := strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ")
+		if c.Folder != "" {
 			for i := range cs {
-				cs[i].Text = "# " + folder + "\n" + cs[i].Text
+				cs[i].Text = "# " + c.Folder + "\n" + cs[i].Text
 				if cs[i].Heading == "" {
-					cs[i].Heading = folder
+					cs[i].Heading = c.Folder
 				} else {
-					cs[i].Heading = folder + " > " + cs[i].Heading
+					cs[i].Heading = c.Folder + " > " + cs[i].Heading
 				}
 			}
 		}
-		for _, c := range cs {
-			sd.Chunks = append(sd.Chunks, c)
-			sd.Terms = append(sd.Terms, a.Terms(c.Text))
-			h := sha256.Sum256([]byte(c.Text))
-			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
+		for _, ch := range cs {
+			sd.Chunks = append(sd.Chunks, ch)
+			sd.Terms = append(sd.Terms, a.Terms(ch.Text))
 		}
 		out = append(out, sd)
-		return nil
-	})
-	if len(prevExtra) > 0 {
+	}
+	if len(prevCopy) > 0 {
 		changed = true // a copy was removed (rollback or undo)
 	}
 	return out, changed, err
 }
 
-func isPageFile(name string) bool {
-	return strings.HasPrefix(name, "page_") && strings.HasSuffix(name, ".md")
-}
-
 // removeStale deletes the page files of the previous generation's sources
 // that the new, now live, generation no longer cites: sources that
 // disappeared (with their page folders) and sources skipped this time.
-func removeStale(dbDir string, prev map[string]*storedDoc, kept []*storedDoc) {
+func removeStale(db document.Database, prev previous, kept []*storedDoc) {
 	cited := map[string]bool{}
 	for _, sd := range kept {
 		for _, id := range sd.Pages {
 			cited[id] = true
 		}
 	}
-	for _, sd := range prev {
-		if sd.Extra {
-			continue // database-only pages belong to the optimiser
-		}
+	for _, sd := range prev.sources { // copies belong to the optimiser
 		var stale []string
 		for _, id := range sd.Pages {
 			if !cited[id] {
@@ -548,35 +470,9 @@ func removeStale(dbDir string, prev map[string]*storedDoc, kept []*storedDoc) {
 			}
 		}
 		if len(stale) > 0 {
-			removePageFiles(dbDir, stale)
+			db.Remove(stale)
 		}
 	}
-}
-
-// removePageFiles deletes page files by identity and the folders they leave
-// empty (document and category folders), up to but not including dbDir.
-func removePageFiles(dbDir string, ids []string) {
-	root := filepath.Clean(dbDir)
-	parent := filepath.Dir(root)
-	for _, id := range ids {
-		p := filepath.Join(parent, filepath.FromSlash(id))
-		os.Remove(p)
-		for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break // not empty, or already gone
-			}
-		}
-	}
-}
-
-func pagesExist(dbDir string, ids []string) bool {
-	parent := filepath.Dir(filepath.Clean(dbDir))
-	for _, id := range ids {
-		if _, err := os.Stat(filepath.Join(parent, filepath.FromSlash(id))); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // fitSample caps the chunks the local embedder is fitted on (evenly spaced;

@@ -107,8 +107,7 @@ type storedDoc struct {
 	Pages  []string // page identities
 	Chunks []chunk.Chunk
 	Terms  [][]string // analysed terms per chunk
-	Hashes []string   // content hash per chunk (embedding cache key)
-	Extra  bool       // a page that exists only in the database (an optimised copy)
+	Extra  bool       // a copy optimisation added to the page database (document.Copy)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
