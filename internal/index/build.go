@@ -52,6 +52,11 @@ type BuildOptions struct {
 	// (document.DiskWriter). Tests inject a full disk through it.
 	PageWriter document.FileWriter
 
+	// Tests only: refitAt replaces refitDrift when non-zero (negative:
+	// always refit); model, when set, is used instead of fitting one.
+	refitAt float64
+	model   *embed.Local
+
 	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
 	Progress func(phase string, done, total int) // optional
 	Warn     func(string)                        // optional one-line warnings
@@ -70,6 +75,12 @@ type Summary struct {
 	Notes      []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
 	Seconds    float64
 	Unchanged  bool // nothing changed: the previous generation was kept
+	// Refit says whether the local embedder was fitted again (always on a
+	// first or full build; on an incremental one only when Drift, the share
+	// of the corpus's term mass changed since the last fit, passed
+	// refitDrift). Unchanged chunks keep their vectors when it was not.
+	Refit bool
+	Drift float64
 }
 
 // Build ingests the data folder and writes a new generation of the index.
@@ -140,8 +151,40 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	}
 	copt := opt.Chunk
 
+	// The previous generation itself: reused documents take their chunks,
+	// postings and vectors from it as they are, without analysing any text.
+	// A damaged one (already reported) is rebuilt from the sources.
+	var old *Index
+	if len(prev.sources)+len(prev.copies) > 0 {
+		if !prevDamaged {
+			if old, err = openPrevious(ctx, opt, analyzer, prevMeta); err != nil {
+				warn(fmt.Sprintf("previous index not reused: %v", err))
+			}
+		}
+	}
+	reusable := func(sd *storedDoc) *storedDoc {
+		if old == nil {
+			return nil // extracted again; prev still says which pages were the sources'
+		}
+		return sd
+	}
+
 	// Extract, chunk and analyse changed files in parallel; reuse the rest.
-	docs := make([]*storedDoc, len(files))
+	// Parts are committed in file order as they complete: a fresh part's
+	// terms go into the BM25 builder and are dropped, so the terms of the
+	// whole corpus are never held at once.
+	parts := make([]*part, len(files))
+	ready := make([]bool, len(files))
+	fresh := bm25.NewBuilder(bm25.DefaultParams())
+	next := 0
+	commit := func() {
+		for next < len(files) && ready[next] {
+			if p := parts[next]; p != nil {
+				p.addTerms(fresh)
+			}
+			next++
+		}
+	}
 	type job struct{ i int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -158,7 +201,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 			defer wg.Done()
 			for j := range jobs {
 				f := files[j.i]
-				sd, reused, skip, werr := prepare(wctx, db, ex, analyzer, copt, f, prev.sources[f.Rel])
+				p, skip, werr := prepare(wctx, db, ex, analyzer, copt, f, reusable(prev.sources[f.Rel]))
 				mu.Lock()
 				if werr != nil {
 					if writeErr == nil {
@@ -168,13 +211,15 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 				} else if skip != nil {
 					sum.Skipped = append(sum.Skipped, *skip)
 				} else {
-					docs[j.i] = sd
-					if reused {
+					parts[j.i] = p
+					if p.reused {
 						sum.Reused++
 					} else {
 						sum.Extracted++
 					}
 				}
+				ready[j.i] = true
+				commit()
 				done++
 				progress("extract", done, len(files))
 				mu.Unlock()
@@ -210,26 +255,31 @@ feed:
 		}
 	}
 
-	var kept []*storedDoc
-	for _, sd := range docs {
-		if sd != nil {
-			kept = append(kept, sd)
+	var kept []*part
+	for _, p := range parts {
+		if p != nil {
+			kept = append(kept, p)
 		}
 	}
-	copies, changed, err := copyPages(ctx, db, copt, analyzer, kept, prev)
+	copies, changed, err := copyPages(ctx, db, copt, analyzer, kept, prev, old != nil)
 	if err != nil {
 		warn(fmt.Sprintf("database-only pages not indexed: %v", err))
+	}
+	for _, p := range copies {
+		p.addTerms(fresh)
 	}
 	kept = append(kept, copies...)
 	if changed {
 		sum.Extracted++ // forces a new generation
 	}
-	for _, sd := range kept {
+	docs := make([]*storedDoc, len(kept))
+	for i, p := range kept {
+		docs[i] = p.sd
 		sum.Documents++
-		sum.Pages += len(sd.Doc.Pages)
-		sum.Chunks += len(sd.Chunks)
-		for _, n := range sd.Doc.Notes {
-			sum.Notes = append(sum.Notes, document.QuotePath(sd.Doc.Source)+": "+n)
+		sum.Pages += len(p.sd.Doc.Pages)
+		sum.Chunks += p.sd.NChunks
+		for _, n := range p.sd.Doc.Notes {
+			sum.Notes = append(sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
 		}
 	}
 	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
@@ -240,28 +290,43 @@ feed:
 		return sum, nil
 	}
 
-	// Gather chunks in a deterministic order.
-	var chunks []chunk.Chunk
-	var terms [][]string
-	for _, sd := range kept {
-		chunks = append(chunks, sd.Chunks...)
-		terms = append(terms, sd.Terms...)
+	// The chunks in a deterministic order, and where each comes from.
+	chunks := make([]chunk.Chunk, 0, sum.Chunks)
+	from := make([]int, 0, sum.Chunks) // chunk of the previous generation, or -1 for a fresh one
+	for _, p := range kept {
+		if p.reused {
+			for k := range p.sd.NChunks {
+				chunks = append(chunks, old.Chunk(p.sd.first+k))
+				from = append(from, p.sd.first+k)
+			}
+			continue
+		}
+		chunks = append(chunks, p.chunks...)
+		for range p.chunks {
+			from = append(from, -1)
+		}
+		p.chunks = nil
 	}
 
 	progress("bm25", 0, 1)
-	lex := buildLexical(terms)
+	added := fresh.Build()
+	fresh = nil
+	lex := added
+	var delta bm25.ComposeStats
+	if old != nil {
+		if lex, delta, err = bm25.Compose(old.lex, added, from); err != nil {
+			return sum, fmt.Errorf("update the BM25 index: %w", err)
+		}
+	}
 	progress("bm25", 1, 1)
 
 	progress("embed", 0, len(chunks))
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
+	leg, err := embedGeneration(ctx, opt, old, prevMeta, prev.fit, chunks, from, lex, added, delta)
 	if err != nil {
 		return sum, err
 	}
+	sum.Refit, sum.Drift = leg.refit, leg.drift
 	progress("embed", len(chunks), len(chunks))
-	flat, err := buildFlat(info.Dim, chunks, vecs)
-	if err != nil {
-		return sum, err
-	}
 
 	// Write the new generation.
 	gen := prevMeta.Generation + 1
@@ -280,17 +345,71 @@ feed:
 		ChunkSize:     copt.Size,
 		ChunkOverlap:  copt.Overlap,
 		Analyzer:      opt.Analyzer,
-		Embedder:      info,
+		Embedder:      leg.info,
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.flat, leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
 		return sum, err
 	}
-	removeStale(db, prev, kept)
+	removeStale(db, prev, docs)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
+}
+
+// part is one document of the generation being built: reused from the
+// previous generation (its chunks, postings and vectors are taken from
+// there, at sd.first) or fresh, with its chunks and, until they are added
+// to the BM25 builder, their analysed terms.
+type part struct {
+	sd     *storedDoc
+	reused bool
+	chunks []chunk.Chunk
+	terms  [][]string
+}
+
+// addTerms adds a fresh part's terms to the builder and drops them.
+func (p *part) addTerms(b *bm25.Builder) {
+	for _, t := range p.terms {
+		b.Add(t)
+	}
+	p.terms = nil
+}
+
+// storedDoc is what a generation records per document (docs.gob) so that
+// the next build can reuse an unchanged source without reading, chunking,
+// analysing or embedding it again. Its chunks are the generation's own, in
+// order: NChunks of them from the sum of NChunks of the documents before.
+type storedDoc struct {
+	Doc     document.Document // page texts dropped (Pages keeps the numbers)
+	File    document.File
+	Pages   []string // page identities
+	NChunks int
+	Extra   bool // a copy optimisation added to the page database (document.Copy)
+
+	first int // index of the first chunk in the generation it was loaded from
+}
+
+// buildRecord is docs.gob: the documents of a generation and the state of
+// its local embedder's fit.
+type buildRecord struct {
+	Docs []*storedDoc
+	Fit  fitState
+}
+
+// openPrevious opens the live generation for reuse, sharing the build's
+// analyser (a different one means the settings changed and nothing is
+// reused anyway).
+func openPrevious(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, meta Meta) (*Index, error) {
+	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote})
+	if err != nil {
+		return nil, err
+	}
+	if old.Len() != meta.Chunks || old.meta.Generation != meta.Generation {
+		return nil, fmt.Errorf("the live generation changed during the build — run `shirube index` again")
+	}
+	return old, nil
 }
 
 func encodeGob(w io.Writer, v any) error {
@@ -311,6 +430,7 @@ func sameSettings(m Meta, opt BuildOptions) bool {
 type previous struct {
 	sources map[string]*storedDoc
 	copies  map[string]*storedDoc
+	fit     fitState
 }
 
 // loadPrevious returns the previous generation's documents, when they can
@@ -337,55 +457,81 @@ func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) 
 		warn(fmt.Sprintf("previous index not reused: %v", err))
 		return out, meta, gen
 	}
-	var docs []*storedDoc
-	if err := decodeGob(b, &docs); err != nil {
-		warn(fmt.Sprintf("previous index not reused: %v", err))
+	var rec buildRecord
+	if err := decodeGob(b, &rec); err != nil {
+		// An index written before docs.gob held a buildRecord: its
+		// documents are extracted again, once.
 		return out, meta, gen
 	}
-	for _, d := range docs {
+	first := 0
+	for _, d := range rec.Docs {
+		d.first = first
+		first += d.NChunks
 		if d.Extra && len(d.Pages) == 1 {
 			out.copies[d.Pages[0]] = d
 		} else if !d.Extra {
 			out.sources[d.Doc.Source] = d
 		}
 	}
+	if first != meta.Chunks {
+		return previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}, meta, gen
+	}
+	out.fit = rec.Fit
 	return out, meta, gen
 }
 
-// prepare returns the stored form of one source: its pages synced into the
-// page database, then, when they changed, chunked and analysed (unchanged
-// ones keep the previous generation's chunks). A file that cannot be used
-// is a Skip; a page database that cannot be written is an error that stops
-// the build.
-func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip, error) {
+// prepare returns one source as a part of the generation: its pages
+// synced into the page database, then, when they changed, chunked and
+// analysed (an unchanged source is reused from the previous generation). A
+// file that cannot be used is a Skip; a page database that cannot be
+// written is an error that stops the build.
+func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*part, *document.Skip, error) {
 	var prevSrc *document.Source
 	if prev != nil {
 		prevSrc = &document.Source{Doc: prev.Doc, File: prev.File, Pages: prev.Pages}
 	}
 	src, changed, skip, err := db.Sync(ctx, ex, f, prevSrc)
 	if err != nil || skip != nil {
-		return nil, false, skip, err
+		return nil, skip, err
 	}
 	if !changed {
 		prev.Doc, prev.File = src.Doc, src.File
-		return prev, true, nil, nil
+		return &part{sd: prev, reused: true}, nil, nil
 	}
-	sd := &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}
+	p := &part{sd: &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}}
 	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
-	for i, p := range src.Doc.Pages {
+	for i, pg := range src.Doc.Pages {
 		if i >= len(src.Pages) {
 			break
 		}
-		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, p.Number, updated, p.Text, copt)
+		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, pg.Number, updated, pg.Text, copt)
 		if err != nil {
-			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
+			return nil, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
 		}
-		for _, c := range cs {
-			sd.Chunks = append(sd.Chunks, c)
-			sd.Terms = append(sd.Terms, a.Terms(c.Text))
-		}
+		p.add(a, cs)
 	}
-	return sd, false, nil, nil
+	p.sd.Doc.Pages = pageNumbers(p.sd.Doc.Pages)
+	return p, nil, nil
+}
+
+// add appends chunks to a fresh part with their analysed terms.
+func (p *part) add(a *analysis.Analyzer, cs []chunk.Chunk) {
+	for _, c := range cs {
+		p.chunks = append(p.chunks, c)
+		p.terms = append(p.terms, a.Terms(c.Text))
+	}
+	p.sd.NChunks = len(p.chunks)
+}
+
+// pageNumbers returns pages without their text: a generation records the
+// pages a document had, not what they said (the chunks and the page
+// database hold that).
+func pageNumbers(pages []document.Page) []document.Page {
+	out := make([]document.Page, len(pages))
+	for i, p := range pages {
+		out[i].Number = p.Number
+	}
+	return out
 }
 
 // copyPages indexes the page files that exist only in the page database —
@@ -394,10 +540,10 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 // whose identity is its own path, so a question can retrieve the copy.
 // changed reports whether the set or a content differs from the previous
 // generation.
-func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a *analysis.Analyzer, kept []*storedDoc, prev previous) ([]*storedDoc, bool, error) {
+func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a *analysis.Analyzer, kept []*part, prev previous, reuse bool) ([]*part, bool, error) {
 	known := map[string]bool{}
-	for _, sd := range kept {
-		for _, id := range sd.Pages {
+	for _, p := range kept {
+		for _, id := range p.sd.Pages {
 			known[id] = true
 		}
 	}
@@ -411,17 +557,17 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 	}
 	prevCopy := maps.Clone(prev.copies)
 	copies, err := db.Copies(ctx, func(id string) bool { return known[id] })
-	var out []*storedDoc
+	var out []*part
 	changed := false
 	for _, c := range copies {
-		if old := prevCopy[c.ID]; old != nil && old.Doc.Hash == c.Hash {
-			out = append(out, old)
+		if old := prevCopy[c.ID]; reuse && old != nil && old.Doc.Hash == c.Hash {
+			out = append(out, &part{sd: old, reused: true})
 			delete(prevCopy, c.ID)
 			continue
 		}
 		changed = true
-		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page, Text: c.Text}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
-		sd := &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}
+		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
+		p := &part{sd: &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}}
 		cs, err := chunk.Page(c.ID, c.ID, c.Page, c.ModTime.Format("2006-01-02T15:04:05"), c.Text, copt)
 		if err != nil {
 			continue
@@ -440,11 +586,8 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 				}
 			}
 		}
-		for _, ch := range cs {
-			sd.Chunks = append(sd.Chunks, ch)
-			sd.Terms = append(sd.Terms, a.Terms(ch.Text))
-		}
-		out = append(out, sd)
+		p.add(a, cs)
+		out = append(out, p)
 	}
 	if len(prevCopy) > 0 {
 		changed = true // a copy was removed (rollback or undo)
@@ -473,42 +616,6 @@ func removeStale(db document.Database, prev previous, kept []*storedDoc) {
 			db.Remove(stale)
 		}
 	}
-}
-
-// fitSample caps the chunks the local embedder is fitted on (evenly spaced;
-// every chunk is still embedded), and the fit uses one power iteration.
-// Both were chosen by measurement (docs/BENCHMARKS.md): Markdown indexing
-// went from 1,026 to 1,644 chunks/s on 2 cores, and vector-only nDCG@10 did
-// not drop (JSQuAD 0.885 → 0.890, SciFact 0.529 → 0.555).
-const fitSample = 4096
-
-// embedChunks embeds every chunk: the local model is fitted on this corpus
-// (deterministically), the remote one is called through its cache.
-func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, terms [][]string, chunks []chunk.Chunk) ([][]float32, *embed.Local, EmbedderInfo, error) {
-	if kind == "openai" {
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-		}
-		vecs, err := remote.EmbedTexts(ctx, texts)
-		if err != nil {
-			return nil, nil, EmbedderInfo{}, fmt.Errorf("embed chunks: %w", err)
-		}
-		dim := 0
-		if len(vecs) > 0 {
-			dim = len(vecs[0])
-		}
-		return vecs, nil, EmbedderInfo{Kind: "openai", Model: model, Dim: dim}, nil
-	}
-	feats := make([][]string, len(chunks))
-	parallelFor(len(chunks), func(i int) { feats[i] = featuresOf(terms[i], chunks[i].Text) })
-	local, err := embed.FitLocal(ctx, feats, embed.LocalOptions{PowerIters: 1, MaxSample: fitSample})
-	if err != nil {
-		return nil, nil, EmbedderInfo{}, fmt.Errorf("fit local embedder: %w", err)
-	}
-	vecs := make([][]float32, len(chunks))
-	parallelFor(len(chunks), func(i int) { vecs[i] = local.Embed(feats[i]) })
-	return vecs, local, EmbedderInfo{Kind: "local", Model: "tfidf-svd", Dim: local.Dim()}, nil
 }
 
 // ChunkTerms analyses every chunk's text with a, on all cores: the terms
@@ -547,27 +654,6 @@ func nextGeneration(dir string) int {
 	return max + 1
 }
 
-func buildLexical(terms [][]string) *bm25.Index {
-	bb := bm25.NewBuilder(bm25.DefaultParams())
-	for _, t := range terms {
-		bb.Add(t)
-	}
-	return bb.Build()
-}
-
-func buildFlat(dim int, chunks []chunk.Chunk, vecs [][]float32) (*vector.Flat, error) {
-	flat, err := vector.NewFlat(dim)
-	if err != nil {
-		return nil, fmt.Errorf("vector store: %w", err)
-	}
-	for i, v := range vecs {
-		if _, err := flat.Add(v); err != nil {
-			return nil, fmt.Errorf("vector of %s: %w", chunks[i].ID, err)
-		}
-	}
-	return flat, nil
-}
-
 // MemoryOptions configure FromChunks.
 type MemoryOptions struct {
 	Analyzer       analysis.Options
@@ -587,33 +673,51 @@ func FromChunks(ctx context.Context, chunks []chunk.Chunk, opt MemoryOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("analyser: %w", err)
 	}
-	terms := ChunkTerms(a, chunks)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	lex := buildLexical(terms)
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
+	lex, err := lexicalOf(ctx, a, chunks)
 	if err != nil {
 		return nil, err
 	}
-	flat, err := buildFlat(info.Dim, chunks, vecs)
+	leg, err := embedAll(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, chunks, lex, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Index{
-		meta:     Meta{FormatVersion: FormatVersion, Chunks: len(chunks), Analyzer: opt.Analyzer, Embedder: info, BuiltAt: time.Now()},
+		meta:     Meta{FormatVersion: FormatVersion, Chunks: len(chunks), Analyzer: opt.Analyzer, Embedder: leg.info, BuiltAt: time.Now()},
 		chunks:   chunks,
 		lex:      lex,
-		vec:      flat,
-		local:    local,
+		vec:      leg.flat,
+		local:    leg.local,
 		analyzer: a,
 		remote:   opt.Remote,
 	}, nil
 }
 
+// lexicalOf analyses chunks on all cores, a block at a time, and indexes
+// their terms in order: only one block's terms are held at once.
+func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) (*bm25.Index, error) {
+	bb := bm25.NewBuilder(bm25.DefaultParams())
+	const block = 1024
+	terms := make([][]string, block)
+	for lo := 0; lo < len(chunks); lo += block {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+block, len(chunks))
+		parallelFor(hi-lo, func(i int) { terms[i] = a.Terms(chunks[lo+i].Text) })
+		for i := range hi - lo {
+			bb.Add(terms[i])
+			terms[i] = nil
+		}
+	}
+	return bb.Build(), nil
+}
+
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, kept []*storedDoc) error {
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, rec *buildRecord) error {
+	if rec == nil {
+		rec = &buildRecord{}
+	}
 	gen := meta.Generation
 	tmp := filepath.Join(dir, ".tmp-"+genName(gen))
 	os.RemoveAll(tmp)
@@ -629,7 +733,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		{chunksFile, func(w io.Writer) error { return encodeGob(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
 		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
-		{docsFile, func(w io.Writer) error { return encodeGob(w, kept) }},
+		{docsFile, func(w io.Writer) error { return encodeGob(w, rec) }},
 	}
 	if local != nil {
 		steps = append(steps, step{embedderFile, func(w io.Writer) error {

@@ -39,8 +39,6 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
-	"github.com/shirube/shirube/internal/chunk"
-	"github.com/shirube/shirube/internal/document"
 )
 
 // FormatVersion is the on-disk format this build reads and writes. An index
@@ -97,17 +95,6 @@ type Meta struct {
 type checksum struct {
 	Size  int64  `json:"size"`
 	CRC32 uint32 `json:"crc32c"`
-}
-
-// storedDoc is what a build keeps per source so that an unchanged file is
-// neither re-extracted, re-chunked, re-analysed nor re-embedded.
-type storedDoc struct {
-	Doc    document.Document
-	File   document.File
-	Pages  []string // page identities
-	Chunks []chunk.Chunk
-	Terms  [][]string // analysed terms per chunk
-	Extra  bool       // a copy optimisation added to the page database (document.Copy)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
