@@ -165,33 +165,60 @@ func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
 	return ix, st, nil
 }
 
-// Forward is the document → terms view of an Index, for callers that need
-// each document's bag of terms again (the local embedder's features)
-// without analysing its text a second time.
+// Forward is the document → terms view of some documents of an Index,
+// for callers that need their bags of terms again (the local embedder's
+// features) without analysing their text a second time.
 type Forward struct {
 	terms []string
-	off   []int    // document d's entries are ids[off[d]:off[d+1]]
+	slot  []int32  // document → its slot, or -1 when not included
+	off   []int    // slot k's entries are ids[off[k]:off[k+1]]
 	ids   []uint32 // term ids, ascending per document
 	tfs   []uint16
 }
 
-// Forward inverts the postings: one pass, 6 bytes per posting.
-func (ix *Index) Forward() *Forward {
+// Forward inverts the postings of the given documents (nil: all of them):
+// two passes over the postings, 6 bytes per posting of those documents. A
+// caller that walks a large index a block of documents at a time holds one
+// block's terms, not the corpus's.
+func (ix *Index) Forward(docs []int) *Forward {
 	n := len(ix.docLen)
-	f := &Forward{terms: ix.terms, off: make([]int, n+1)}
+	f := &Forward{terms: ix.terms, slot: make([]int32, n)}
+	if docs == nil {
+		for d := range f.slot {
+			f.slot[d] = int32(d)
+		}
+	} else {
+		for d := range f.slot {
+			f.slot[d] = -1
+		}
+		for k, d := range docs {
+			f.slot[d] = int32(k)
+		}
+	}
+	slots := n
+	if docs != nil {
+		slots = len(docs)
+	}
+	f.off = make([]int, slots+1)
 	for id := range ix.terms {
-		postings(ix.post[ix.poffs[id]:ix.poffs[id+1]], uint32(n), func(d, _ uint32) { f.off[d+1]++ })
+		postings(ix.post[ix.poffs[id]:ix.poffs[id+1]], uint32(n), func(d, _ uint32) {
+			if k := f.slot[d]; k >= 0 {
+				f.off[k+1]++
+			}
+		})
 	}
-	for d := range n {
-		f.off[d+1] += f.off[d]
+	for k := range slots {
+		f.off[k+1] += f.off[k]
 	}
-	f.ids = make([]uint32, f.off[n])
-	f.tfs = make([]uint16, f.off[n])
-	next := slices.Clone(f.off[:n])
+	f.ids = make([]uint32, f.off[slots])
+	f.tfs = make([]uint16, f.off[slots])
+	next := slices.Clone(f.off[:slots])
 	for id := range ix.terms {
 		postings(ix.post[ix.poffs[id]:ix.poffs[id+1]], uint32(n), func(d, tf uint32) {
-			f.ids[next[d]], f.tfs[next[d]] = uint32(id), uint16(tf)
-			next[d]++
+			if k := f.slot[d]; k >= 0 {
+				f.ids[next[k]], f.tfs[next[k]] = uint32(id), uint16(tf)
+				next[k]++
+			}
 		})
 	}
 	return f
@@ -199,11 +226,16 @@ func (ix *Index) Forward() *Forward {
 
 // Terms appends document doc's terms to dst, each as many times as it
 // occurs (its term frequency), and returns the extended slice: the
-// document's terms as they were added, up to order.
+// document's terms as they were added, up to order. A document the Forward
+// does not include has none.
 func (f *Forward) Terms(doc int, dst []string) []string {
-	for k := f.off[doc]; k < f.off[doc+1]; k++ {
-		t := f.terms[f.ids[k]]
-		for range f.tfs[k] {
+	k := f.slot[doc]
+	if k < 0 {
+		return dst
+	}
+	for e := f.off[k]; e < f.off[k+1]; e++ {
+		t := f.terms[f.ids[e]]
+		for range f.tfs[e] {
 			dst = append(dst, t)
 		}
 	}

@@ -56,7 +56,13 @@ func TestComposeEqualsBuild(t *testing.T) {
 					t.Errorf("UpperBound(%v) = %v, want %v", q, g, w)
 				}
 			}
-			fw, ff := got.Forward(), want.Forward()
+			fw, ff := got.Forward(nil), want.Forward(nil)
+			if got.Len() > 1 {
+				part := got.Forward([]int{got.Len() - 1})
+				if g, w := part.Terms(got.Len()-1, nil), fw.Terms(got.Len()-1, nil); !reflect.DeepEqual(g, w) || len(part.Terms(0, nil)) != 0 {
+					t.Errorf("Forward of the last document = %v, want %v and nothing else", g, w)
+				}
+			}
 			for d := range want.Len() {
 				g, w := fw.Terms(d, nil), ff.Terms(d, nil)
 				if !sameBag(g, w) || !sameBag(w, strings.Fields(seq[d])) {

@@ -100,11 +100,13 @@ func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta
 		if err != nil {
 			return vectorLeg{}, err
 		}
-		flat, err := fillFlat(ctx, old.vec.Dim(), chunks, func(i int) []float32 {
-			if from[i] >= 0 {
-				return oldVector(i)
+		flat, err := fillFlat(ctx, old.vec.Dim(), chunks, func(int, int) func(int) []float32 {
+			return func(i int) []float32 {
+				if from[i] >= 0 {
+					return oldVector(i)
+				}
+				return vecs[freshIdx[i]]
 			}
-			return vecs[freshIdx[i]]
 		})
 		return vectorLeg{flat: flat, info: prevMeta.Embedder, fit: fit}, err
 	}
@@ -120,12 +122,14 @@ func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta
 		leg.drift = d
 		return leg, err
 	}
-	fwd := added.Forward()
-	flat, err := fillFlat(ctx, old.local.Dim(), chunks, func(i int) []float32 {
-		if from[i] >= 0 {
-			return oldVector(i)
+	fwd := added.Forward(nil)
+	flat, err := fillFlat(ctx, old.local.Dim(), chunks, func(int, int) func(int) []float32 {
+		return func(i int) []float32 {
+			if from[i] >= 0 {
+				return oldVector(i)
+			}
+			return old.local.Embed(featuresOf(fwd.Terms(freshIdx[i], nil), chunks[i].Text))
 		}
-		return old.local.Embed(featuresOf(fwd.Terms(freshIdx[i], nil), chunks[i].Text))
 	})
 	return vectorLeg{flat: flat, local: old.local, info: localInfo(old.local), fit: fit, drift: d}, err
 }
@@ -144,18 +148,27 @@ func embedAll(ctx context.Context, kind, model string, remote TextEmbedder, chun
 		if err != nil {
 			return vectorLeg{}, err
 		}
-		flat, err := fillFlat(ctx, info.Dim, chunks, func(i int) []float32 { return vecs[i] })
+		flat, err := fillFlat(ctx, info.Dim, chunks, func(int, int) func(int) []float32 {
+			return func(i int) []float32 { return vecs[i] }
+		})
 		return vectorLeg{flat: flat, info: info, refit: true}, err
 	}
-	fwd := lex.Forward()
-	feat := func(i int) []string { return featuresOf(fwd.Terms(i, nil), chunks[i].Text) }
+	// Features come back from the postings a block of chunks at a time:
+	// the sample's for the fit, then each block's for embedding.
+	features := func(fwd *bm25.Forward) func(i int) []string {
+		return func(i int) []string { return featuresOf(fwd.Terms(i, nil), chunks[i].Text) }
+	}
 	if local == nil {
+		sample := lex.Forward(embed.SampleIndexes(len(chunks), localOptions()))
 		var err error
-		if local, err = embed.FitLocalSample(ctx, len(chunks), feat, localOptions()); err != nil {
+		if local, err = embed.FitLocalSample(ctx, len(chunks), features(sample), localOptions()); err != nil {
 			return vectorLeg{}, fmt.Errorf("fit local embedder: %w", err)
 		}
 	}
-	flat, err := fillFlat(ctx, local.Dim(), chunks, func(i int) []float32 { return local.Embed(feat(i)) })
+	flat, err := fillFlat(ctx, local.Dim(), chunks, func(lo, hi int) func(int) []float32 {
+		feat := features(lex.Forward(span(lo, hi)))
+		return func(i int) []float32 { return local.Embed(feat(i)) }
+	})
 	return vectorLeg{flat: flat, local: local, info: localInfo(local), fit: fitState{Mass: lex.Postings()}, refit: true}, err
 }
 
@@ -179,20 +192,22 @@ func embedRemote(ctx context.Context, model string, remote TextEmbedder, texts [
 	return vecs, EmbedderInfo{Kind: "openai", Model: model, Dim: dim}, nil
 }
 
-// fillFlat stores vec(i) for every chunk, in order. Vectors are computed on
-// all cores a block at a time, so only one block is held besides the store.
-func fillFlat(ctx context.Context, dim int, chunks []chunk.Chunk, vec func(i int) []float32) (*vector.Flat, error) {
+// fillFlat stores a vector for every chunk, in order, a block at a time:
+// block(lo, hi) returns what computes the vectors of chunks lo to hi-1,
+// which run on all cores; only one block is held besides the store.
+func fillFlat(ctx context.Context, dim int, chunks []chunk.Chunk, block func(lo, hi int) func(i int) []float32) (*vector.Flat, error) {
 	flat, err := vector.NewFlat(dim)
 	if err != nil {
 		return nil, fmt.Errorf("vector store: %w", err)
 	}
-	const block = 4096
-	buf := make([][]float32, block)
-	for lo := 0; lo < len(chunks); lo += block {
+	const size = 8192
+	buf := make([][]float32, size)
+	for lo := 0; lo < len(chunks); lo += size {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		hi := min(lo+block, len(chunks))
+		hi := min(lo+size, len(chunks))
+		vec := block(lo, hi)
 		parallelFor(hi-lo, func(i int) { buf[i] = vec(lo + i) })
 		for i := range hi - lo {
 			if _, err := flat.Add(buf[i]); err != nil {
@@ -202,6 +217,15 @@ func fillFlat(ctx context.Context, dim int, chunks []chunk.Chunk, vec func(i int
 		}
 	}
 	return flat, nil
+}
+
+// span returns lo, lo+1, …, hi-1.
+func span(lo, hi int) []int {
+	out := make([]int, hi-lo)
+	for i := range out {
+		out[i] = lo + i
+	}
+	return out
 }
 
 // embedChunks embeds chunks whose analysed terms are given (EmbedCorpus):
