@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/shirube/shirube/internal/bm25"
 	"github.com/shirube/shirube/internal/chunk"
@@ -164,6 +165,9 @@ func embedAll(ctx context.Context, kind, model string, remote TextEmbedder, chun
 		if local, err = embed.FitLocalSample(ctx, len(chunks), features(sample), localOptions()); err != nil {
 			return vectorLeg{}, fmt.Errorf("fit local embedder: %w", err)
 		}
+		// The fit's matrices (hundreds of MiB at 100k chunks) are garbage
+		// now; free them before the vectors of every chunk are stored.
+		debug.FreeOSMemory()
 	}
 	flat, err := fillFlat(ctx, local.Dim(), chunks, func(lo, hi int) func(int) []float32 {
 		feat := features(lex.Forward(span(lo, hi)))
