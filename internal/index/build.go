@@ -319,6 +319,7 @@ feed:
 		if lex, delta, err = bm25.Compose(old.lex, added, from); err != nil {
 			return sum, fmt.Errorf("update the BM25 index: %w", err)
 		}
+		runtime.KeepAlive(old) // its postings are read in place from its mapping
 	}
 	progress("bm25", 1, 1)
 
@@ -734,7 +735,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		fill func(io.Writer) error
 	}
 	steps := []step{
-		{chunksFile, func(w io.Writer) error { return encodeGob(w, chunks) }},
+		{chunksBinFile, func(w io.Writer) error { return writeChunkFile(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
 		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
 		{docsFile, func(w io.Writer) error { return encodeGob(w, rec) }},
