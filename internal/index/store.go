@@ -17,7 +17,7 @@
 //	    bm25.bin         inverted index
 //	    vectors.bin      embeddings (flat, exact search)
 //	    embedder.bin     the fitted local model (local embedder only)
-//	    docs.gob         extracted documents and chunk terms (read only by builds)
+//	    docs.gob         per document its metadata, page identities and chunk count, and the fit state of the local embedder (read only by builds)
 //
 // A build writes a complete new generation into a temporary directory,
 // renames it into place, and only then rewrites CURRENT (temp file + rename).
