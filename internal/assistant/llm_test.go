@@ -54,7 +54,7 @@ func TestLLMUnavailableFallsBack(t *testing.T) {
 	cases := []struct {
 		name   string
 		reply  llmtest.Reply
-		reason string // LLMError
+		reason string // LLMError, or its start: how many attempts fit in a timeout depends on the machine
 		ja     string // in the notice
 		stream bool
 	}{
@@ -76,7 +76,7 @@ func TestLLMUnavailableFallsBack(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Ask failed instead of falling back: %v", err)
 			}
-			if !rep.LLMUnavailable || rep.Outcome != auditlog.OutcomeLLMUnavailable || rep.LLMError != tc.reason || rep.Generator != "extractive" {
+			if !rep.LLMUnavailable || rep.Outcome != auditlog.OutcomeLLMUnavailable || !strings.HasPrefix(rep.LLMError, tc.reason) || rep.Generator != "extractive" {
 				t.Errorf("reply: unavailable %v, outcome %q, llm_error %q, generator %q", rep.LLMUnavailable, rep.Outcome, rep.LLMError, rep.Generator)
 			}
 			if !strings.HasPrefix(rep.Answer, rep.Notice) || !strings.Contains(rep.Notice, tc.ja) || !strings.Contains(rep.Notice, "抜粋") {
@@ -94,7 +94,7 @@ func TestLLMUnavailableFallsBack(t *testing.T) {
 				t.Errorf("stream did not deliver the notice: %q", streamed.String())
 			}
 			es := readLog(t, s.logs)
-			if len(es) != 1 || !es[0].LLMUnavailable || es[0].LLMError != tc.reason || es[0].Outcome != auditlog.OutcomeLLMUnavailable || es[0].Answer != rep.Answer {
+			if len(es) != 1 || !es[0].LLMUnavailable || !strings.HasPrefix(es[0].LLMError, tc.reason) || es[0].Outcome != auditlog.OutcomeLLMUnavailable || es[0].Answer != rep.Answer {
 				t.Errorf("audit log: %+v", es)
 			}
 		})
