@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -17,26 +18,10 @@ import (
 
 // addMoreBench adds the scale, answers and refusal benchmarks.
 func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
-	var dir, keep string
-	var n, maxQ, k int
+	var dir string
+	var maxQ, k int
 	var threshold float64
-	scale := &cobra.Command{
-		Use:   "scale --dir DIR --chunks N",
-		Short: "Replicate a corpus to N chunks: build, save, load time, memory, hybrid query p50/p95",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := bench.Scale(cmd.Context(), dir, n, maxQ, keep)
-			if err != nil {
-				return err
-			}
-			return printReport(cmd.OutOrStdout(), rep, *jsonOut)
-		},
-	}
-	scale.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
-	scale.Flags().IntVar(&n, "chunks", 100000, "number of chunks to index")
-	scale.Flags().IntVar(&maxQ, "max-queries", 1000, "queries to time")
-	scale.Flags().StringVar(&keep, "out", "", "keep the index in this folder (default: a temporary one)")
-	scale.MarkFlagRequired("dir")
+	scale := newScaleCmd(jsonOut)
 
 	answers := &cobra.Command{
 		Use:   "answers --dir DIR",
@@ -142,7 +127,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
 
-	cmd.AddCommand(scale, answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
+	cmd.AddCommand(scale, newScaleChildCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
 }
 
 // printRefusal prints a refusal report as one table per holdout protocol.
@@ -184,4 +169,114 @@ func writeAgentRecords(dir string, reps []bench.AgentReport) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// newScaleCmd is `bench scale`: the scale curve on a real corpus.
+func newScaleCmd(jsonOut *bool) *cobra.Command {
+	var corpus, points, work, pngPath string
+	var maxQ, k, warm, loadRuns int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "scale --corpus DIR",
+		Short: "Scale curve on a real corpus: build speed and peak RSS, index size, load and query latency at several sizes",
+		Long: `scale indexes the first files of a corpus laid out as law-corpus-ja
+(index.tsv + text/<hash>.txt, in index.tsv order) for each point of
+--points, given in chunks ("all" = the whole corpus). It first extracts and
+chunks every file (no analysis) to count its chunks, then picks for each
+point the shortest prefix holding at least that many.
+
+For each point, three kinds of child process (this binary re-run as
+"bench scale-child") do the work, so nothing carries over between them:
+  build  index.Build of the prefix with the default settings and the local
+         embedder (extraction, page database, chunking, analysis, BM25,
+         embedder fit and embedding, write). Reported: the child's wall
+         time, chunks/s over it, its peak RSS (rusage), the index and page
+         database sizes on disk.
+  load   index.Open and exit, --load-runs times: median wall time of the
+         whole process, of index.Open, and of the peak RSS.
+  query  index.Open, --warmup untimed queries, then every query through
+         the default hybrid search (per-query weight, k = --k), BM25 alone
+         and the vector leg alone, rotating which goes first: p50/p95 of
+         each, and the process's peak RSS.
+
+Queries are drawn once with --seed from the files of the smallest point,
+so every point answers the same ones: half "<law>の<caption>について" from
+article captions such as （目的）, half two to four clauses of a sentence
+joined by spaces; none occurs verbatim in its law's text. --max-queries
+caps how many are drawn and timed (each is timed in the three modes).
+The run's indexes live under --work (default: a temporary folder, removed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pts, err := bench.ParsePoints(points)
+			if err != nil {
+				return err
+			}
+			if maxQ <= 0 {
+				return fmt.Errorf("--max-queries must be positive, got %d", maxQ)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench scale needs its own executable to run the children: %w", err)
+			}
+			curve, err := bench.ScaleCorpus(cmd.Context(), bench.ScaleOptions{
+				Corpus: corpus, Points: pts, MaxQueries: maxQ, Seed: seed, K: k, Warmup: warm, LoadRuns: loadRuns,
+				Work: work, Exe: exe, ChildArgs: []string{"bench", "scale-child"}, Log: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return err
+			}
+			if pngPath != "" {
+				if err := writePNG(pngPath, curve); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "plot:", pngPath)
+			}
+			if *jsonOut {
+				return printReport(cmd.OutOrStdout(), curve, true)
+			}
+			bench.WriteCurveTable(cmd.OutOrStdout(), curve)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&corpus, "corpus", "", "corpus folder: index.tsv and text/<hash>.txt (law-corpus-ja unpacked)")
+	f.StringVar(&points, "points", "10000,50000,100000,all", "curve points in chunks, comma-separated (\"all\" = whole corpus)")
+	f.IntVar(&maxQ, "max-queries", 1000, "queries drawn and timed per point (each in hybrid, BM25 and vector mode)")
+	f.Uint64Var(&seed, "seed", 1, "seed of the query drawing")
+	f.IntVar(&k, "k", config.DefaultK, "results per search")
+	f.IntVar(&warm, "warmup", 20, "untimed queries before timing (each in the three modes)")
+	f.IntVar(&loadRuns, "load-runs", 3, "fresh load processes per point (the median is reported)")
+	f.StringVar(&work, "work", "", "keep data copies and indexes in this folder (default: a temporary one, removed)")
+	f.StringVar(&pngPath, "png", "", "also draw the curve to this PNG file (e.g. docs/scale.png)")
+	cmd.MarkFlagRequired("corpus")
+	return cmd
+}
+
+// newScaleChildCmd is the hidden child step of `bench scale`.
+func newScaleChildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "scale-child build|load|query [flags]",
+		Short:              "One step of `bench scale` in a fresh process (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return bench.ScaleChild(cmd.Context(), args, cmd.OutOrStdout())
+		},
+	}
+}
+
+// writePNG draws the curve to path.
+func writePNG(path string, curve bench.ScaleCurve) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := bench.WriteCurvePNG(f, curve); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
 }
