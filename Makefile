@@ -4,7 +4,7 @@ BIN     := bin/shirube
 DEMO    := .demo
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test vet demo bench bench-qa clean fuzz
+.PHONY: all build deps test vet demo bench bench-qa bench-scale clean fuzz
 
 all: build
 
@@ -44,6 +44,14 @@ bench-qa: build
 	@mkdir -p .bench/qa-data
 	@cp $(QA)/pdf-ja/*.pdf $(QA)/law-html-ja/html/*.html .bench/qa-data/
 	$(BIN) bench qa --questions $(QA)/qa-ja-docs/questions.jsonl --data .bench/qa-data --index .bench/qa-index --out .bench/qa-results.csv
+
+# bench-scale draws the scale curve on the law corpus (unpacked outside the
+# repository: LAW_CORPUS=DIR; see ../shared/datasets/law-corpus-ja/README.md).
+# POINTS=10000,50000,100000 leaves out the whole corpus (≈ 8 GiB peak today).
+LAW_CORPUS ?= /work/data/law-corpus-ja
+POINTS     ?= 10000,50000,100000,all
+bench-scale: build
+	$(BIN) bench scale --corpus $(LAW_CORPUS) --points $(POINTS) --png docs/scale.png
 
 fuzz:
 	$(GO) test ./internal/chunk -run '^$$' -fuzz FuzzSplit -fuzztime 30s
