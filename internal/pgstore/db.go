@@ -72,9 +72,13 @@ func Connect(ctx context.Context, dsn string, opt Options) (*DB, error) {
 		cfg.MaxConns = opt.MaxConns
 	}
 	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		// A placeholder until pgvector is loaded; HNSW then returns up to
-		// 200 candidates (the default, 40, is below the fusion's 100).
-		_, err := c.Exec(ctx, "SET hnsw.ef_search = 200")
+		// hnsw.ef_search is a placeholder until pgvector is loaded; HNSW
+		// then returns up to 200 candidates (the default, 40, is below the
+		// fusion's 100). JIT compilation pays tens of milliseconds to speed
+		// up long analytic queries; a search's queries are short, and the
+		// planner's cost estimate for a scan of 100k rows would trigger it
+		// on every query.
+		_, err := c.Exec(ctx, "SET hnsw.ef_search = 200; SET jit = off")
 		return err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -441,16 +441,34 @@ func (ix *Index) DenseHits(ctx context.Context, q []float32, n int) ([]index.Hit
 		}
 		return out, nil
 	}
-	order := "embedding <=> $1::vector"
-	if ix.exact || ix.vectors != "hnsw" {
-		order = "(embedding <=> $1::vector) + 0" // an expression no index matches: exact scan
-	}
-	sql := fmt.Sprintf("SELECT chunk, 1 - (embedding <=> $1::vector) FROM %s ORDER BY %s, chunk LIMIT $2", partition("embeddings", ix.gen), order)
+	hnsw := !ix.exact && ix.vectors == "hnsw"
+	sql := denseSQL(partition("embeddings", ix.gen), hnsw)
 	rows, err := ix.db.pool.Query(ctx, sql, vectorText(unit(q)), n)
 	if err != nil {
 		return nil, err
 	}
-	return collectHits(rows)
+	hits, err := collectHits(rows)
+	if err != nil {
+		return nil, err
+	}
+	if hnsw {
+		sort.SliceStable(hits, func(i, j int) bool { return better(hits[i], hits[j]) })
+	}
+	return hits, nil
+}
+
+// denseSQL is the vector leg's query on a generation's embeddings table.
+// pgvector's HNSW index serves only an ORDER BY on the bare distance: a
+// second sort key (the chunk id, for stable ties) makes the planner scan and
+// sort the whole table instead. So the index query orders by distance alone
+// and DenseHits breaks ties afterwards; the exact query orders by an
+// expression no index matches, ties included.
+func denseSQL(table string, hnsw bool) string {
+	order := "(embedding <=> $1::vector) + 0, chunk"
+	if hnsw {
+		order = "embedding <=> $1::vector"
+	}
+	return fmt.Sprintf("SELECT chunk, 1 - (embedding <=> $1::vector) FROM %s ORDER BY %s LIMIT $2", table, order)
 }
 
 // Chunks returns the chunks with the given ids, in order.

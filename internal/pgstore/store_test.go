@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,73 @@ func TestAuditLogTable(t *testing.T) {
 	}
 	if len(also.entries) != 1 || also.entries[0].Query != e.Query {
 		t.Errorf("second log holds %+v", also.entries)
+	}
+}
+
+// TestDenseQueryUsesHNSW: the vector leg's query is one pgvector's HNSW
+// index can serve. A second sort key (the chunk id) once made every
+// "hnsw" search a full scan and sort; with sequential scans disabled, the
+// planner must pick the index, and the exact query must not.
+func TestDenseQueryUsesHNSW(t *testing.T) {
+	db := connect(t, pgstore.Options{})
+	if !db.HasVector() {
+		t.Skip("pgvector is not installed in this cluster")
+	}
+	ctx := context.Background()
+	opt := index.MemoryOptions{Analyzer: analysis.DefaultOptions()}
+	if _, err := db.LoadChunks(ctx, tiny, opt, pgstore.FinishOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pix, err := db.Open(ctx, pgstore.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pix.VectorSearch() != "hnsw" {
+		t.Fatalf("vector search %q, want hnsw", pix.VectorSearch())
+	}
+	q, err := pix.EmbedQuery(ctx, "夜に目が見える動物", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec := make([]string, len(q))
+	for i, x := range q {
+		vec[i] = strconv.FormatFloat(float64(x), 'g', -1, 32)
+	}
+	literal := "[" + strings.Join(vec, ",") + "]"
+	for _, hnsw := range []bool{true, false} {
+		tx, err := db.Pool().Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+pgstore.DenseSQL(pix, hnsw), literal, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		rows.Close()
+		_ = tx.Rollback(ctx)
+		usesIndex := strings.Contains(strings.Join(plan, "\n"), "_hnsw")
+		if usesIndex != hnsw {
+			t.Errorf("hnsw=%v: plan uses the HNSW index = %v:\n%s", hnsw, usesIndex, strings.Join(plan, "\n"))
+		}
+	}
+	hits, err := pix.DenseHits(ctx, q, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Errorf("hits out of order: %v", hits)
+		}
 	}
 }
