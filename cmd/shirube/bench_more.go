@@ -185,7 +185,7 @@ func newScaleCmd(jsonOut *bool) *cobra.Command {
 chunks every file (no analysis) to count its chunks, then picks for each
 point the shortest prefix holding at least that many.
 
-For each point, three kinds of child process (this binary re-run as
+For each point, three kinds of fresh child process (this binary re-run as
 "bench scale-child") do the work, so nothing carries over between them:
   build  index.Build of the prefix with the default settings and the local
          embedder (extraction, page database, chunking, analysis, BM25,
