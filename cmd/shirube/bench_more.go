@@ -173,8 +173,8 @@ func writeAgentRecords(dir string, reps []bench.AgentReport) (string, error) {
 
 // newScaleCmd is `bench scale`: the scale curve on a real corpus.
 func newScaleCmd(jsonOut *bool) *cobra.Command {
-	var corpus, points, work, pngPath string
-	var maxQ, k, warm, loadRuns int
+	var corpus, points, work, pngPath, from string
+	var maxQ, k, warm, loadRuns, qChunks int
 	var seed uint64
 	cmd := &cobra.Command{
 		Use:   "scale --corpus DIR",
@@ -199,14 +199,29 @@ For each point, three kinds of fresh child process (this binary re-run as
          and the vector leg alone, rotating which goes first: p50/p95 of
          each, and the process's peak RSS.
 
-Queries are drawn once with --seed from the files of the smallest point,
-so every point answers the same ones: half "<law>の<caption>について" from
+Queries are drawn once with --seed from the first files holding
+--query-chunks chunks (at most the smallest point's files), so every point,
+and every run with the same flags, answers the same ones: half "<law>の<caption>について" from
 article captions such as （目的）, half two to four clauses of a sentence
 joined by spaces; none occurs verbatim in its law's text. --max-queries
 caps how many are drawn and timed (each is timed in the three modes).
-The run's indexes live under --work (default: a temporary folder, removed).`,
+The run's indexes live under --work (default: a temporary folder, removed).
+
+--from a.json,b.json measures nothing: it joins curves printed by earlier
+runs with --json (for example the whole-corpus point run on its own) into
+one table and plot.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if from != "" {
+				curve, err := readCurves(strings.Split(from, ","))
+				if err != nil {
+					return err
+				}
+				return showCurve(cmd, curve, pngPath, *jsonOut)
+			}
+			if corpus == "" {
+				return fmt.Errorf("--corpus is required: the unpacked law corpus (index.tsv + text/), e.g. --corpus /work/data/law-corpus-ja")
+			}
 			pts, err := bench.ParsePoints(points)
 			if err != nil {
 				return err
@@ -219,37 +234,60 @@ The run's indexes live under --work (default: a temporary folder, removed).`,
 				return fmt.Errorf("bench scale needs its own executable to run the children: %w", err)
 			}
 			curve, err := bench.ScaleCorpus(cmd.Context(), bench.ScaleOptions{
-				Corpus: corpus, Points: pts, MaxQueries: maxQ, Seed: seed, K: k, Warmup: warm, LoadRuns: loadRuns,
+				Corpus: corpus, Points: pts, MaxQueries: maxQ, Seed: seed, QueryChunks: qChunks, K: k, Warmup: warm, LoadRuns: loadRuns,
 				Work: work, Exe: exe, ChildArgs: []string{"bench", "scale-child"}, Log: cmd.ErrOrStderr(),
 			})
 			if err != nil {
 				return err
 			}
-			if pngPath != "" {
-				if err := writePNG(pngPath, curve); err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "plot:", pngPath)
-			}
-			if *jsonOut {
-				return printReport(cmd.OutOrStdout(), curve, true)
-			}
-			bench.WriteCurveTable(cmd.OutOrStdout(), curve)
-			return nil
+			return showCurve(cmd, curve, pngPath, *jsonOut)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&corpus, "corpus", "", "corpus folder: index.tsv and text/<hash>.txt (law-corpus-ja unpacked)")
+	f.StringVar(&corpus, "corpus", "", "corpus folder: index.tsv and text/<hash>.txt (law-corpus-ja unpacked); required unless --from")
 	f.StringVar(&points, "points", "10000,50000,100000,all", "curve points in chunks, comma-separated (\"all\" = whole corpus)")
 	f.IntVar(&maxQ, "max-queries", 1000, "queries drawn and timed per point (each in hybrid, BM25 and vector mode)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the query drawing")
+	f.IntVar(&qChunks, "query-chunks", 10000, "draw queries from the first files holding this many chunks (capped at the smallest point)")
 	f.IntVar(&k, "k", config.DefaultK, "results per search")
 	f.IntVar(&warm, "warmup", 20, "untimed queries before timing (each in the three modes)")
 	f.IntVar(&loadRuns, "load-runs", 3, "fresh load processes per point (the median is reported)")
 	f.StringVar(&work, "work", "", "keep data copies and indexes in this folder (default: a temporary one, removed)")
 	f.StringVar(&pngPath, "png", "", "also draw the curve to this PNG file (e.g. docs/scale.png)")
-	cmd.MarkFlagRequired("corpus")
+	f.StringVar(&from, "from", "", "join curves saved with --json (comma-separated files) instead of measuring")
 	return cmd
+}
+
+// showCurve prints a curve as a table or JSON and draws its plot.
+func showCurve(cmd *cobra.Command, curve bench.ScaleCurve, pngPath string, asJSON bool) error {
+	if pngPath != "" {
+		if err := writePNG(pngPath, curve); err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "plot:", pngPath)
+	}
+	if asJSON {
+		return printReport(cmd.OutOrStdout(), curve, true)
+	}
+	bench.WriteCurveTable(cmd.OutOrStdout(), curve)
+	return nil
+}
+
+// readCurves reads curves saved by `bench scale --json` and joins them.
+func readCurves(paths []string) (bench.ScaleCurve, error) {
+	var cs []bench.ScaleCurve
+	for _, p := range paths {
+		b, err := os.ReadFile(strings.TrimSpace(p))
+		if err != nil {
+			return bench.ScaleCurve{}, fmt.Errorf("--from: %w", err)
+		}
+		var c bench.ScaleCurve
+		if err := json.Unmarshal(b, &c); err != nil {
+			return bench.ScaleCurve{}, fmt.Errorf("--from %s: not a curve saved by bench scale --json: %w", p, err)
+		}
+		cs = append(cs, c)
+	}
+	return bench.MergeCurves(cs)
 }
 
 // newScaleChildCmd is the hidden child step of `bench scale`.

@@ -282,12 +282,14 @@ func TestScaleCorpus(t *testing.T) {
 	t.Setenv("SHIRUBE_TEST_SCALE_CHILD", "1")
 	var log bytes.Buffer
 	work := t.TempDir()
-	c, err := ScaleCorpus(context.Background(), ScaleOptions{Corpus: lawCorpus, Points: []int{100, 0}, MaxQueries: 12, Seed: 3, Warmup: 2, LoadRuns: 1,
+	c, err := ScaleCorpus(context.Background(), ScaleOptions{Corpus: lawCorpus, Points: []int{100, 0}, MaxQueries: 12, Seed: 3, QueryChunks: 10000, Warmup: 2, LoadRuns: 1,
 		Work: work, Exe: os.Args[0], Log: &log})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	if len(c.Points) != 2 || c.Queries != 12 || c.QueryKinds["caption"] != 6 || c.CorpusFiles != 6 {
+	// 10,000 query chunks are more than the first point's single law holds:
+	// queries come from that law only.
+	if len(c.Points) != 2 || c.Queries != 12 || c.QueryKinds["caption"] != 6 || c.CorpusFiles != 6 || c.QueryFiles != 1 {
 		t.Fatalf("curve %+v", c)
 	}
 	small, all := c.Points[0], c.Points[1]
@@ -312,5 +314,28 @@ func TestScaleCorpus(t *testing.T) {
 	WriteCurveTable(&table, c)
 	if !strings.Contains(table.String(), "| 6 | ") || !strings.Contains(table.String(), "(lscpu)") {
 		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+func TestMergeCurves(t *testing.T) {
+	base := ScaleCurve{Corpus: "c", QuerySeed: 1, QueryFiles: 274, Queries: 1000, K: 4}
+	a, b := base, base
+	a.Points = []ScalePoint{{CurvePoint: CurvePoint{Files: 274}}, {CurvePoint: CurvePoint{Files: 1788}}}
+	b.Points = []ScalePoint{{CurvePoint: CurvePoint{Files: 7981}}}
+	b.Machine.LoadAvg = "0.5 0.5 0.5"
+	got, err := MergeCurves([]ScaleCurve{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Points) != 3 || got.Points[0].Files != 274 || got.Points[2].Files != 7981 || got.Machine.LoadAvg != "" {
+		t.Errorf("merged %+v", got)
+	}
+	other := base
+	other.QuerySeed = 2
+	if _, err := MergeCurves([]ScaleCurve{a, other}); err == nil || !strings.Contains(err.Error(), "--seed") {
+		t.Errorf("curves with other queries merged: %v", err)
+	}
+	if _, err := MergeCurves(nil); err == nil {
+		t.Error("no curves merged")
 	}
 }

@@ -31,10 +31,15 @@ type ScaleOptions struct {
 	Points     []int  // chunk targets, 0 = the whole corpus (ParsePoints)
 	MaxQueries int    // queries timed per leg and point
 	Seed       uint64 // query drawing
-	K          int    // results per search (default config.DefaultK)
-	Warmup     int    // untimed searches before timing
-	LoadRuns   int    // fresh load processes per point (median reported)
-	Work       string // folder for data copies and indexes; "" = temporary, removed
+	// QueryChunks picks the files queries are drawn from: the shortest
+	// prefix holding that many chunks (0 or more than the smallest point
+	// holds: the smallest point's files), so runs with other points draw
+	// the same queries.
+	QueryChunks int
+	K           int    // results per search (default config.DefaultK)
+	Warmup      int    // untimed searches before timing
+	LoadRuns    int    // fresh load processes per point (median reported)
+	Work        string // folder for data copies and indexes; "" = temporary, removed
 	// Exe and ChildArgs start a child: Exe ChildArgs… build|load|query
 	// flags… (shirube re-executes itself as `shirube bench scale-child`).
 	Exe       string
@@ -48,6 +53,7 @@ type ScaleCurve struct {
 	CorpusFiles int            `json:"corpus_files"`
 	Queries     int            `json:"queries"`
 	QuerySeed   uint64         `json:"query_seed"`
+	QueryFiles  int            `json:"query_files"` // queries drawn from the first QueryFiles files
 	QueryKinds  map[string]int `json:"query_kinds"`
 	K           int            `json:"k"`
 	Warmup      int            `json:"warmup"`
@@ -133,10 +139,15 @@ func ScaleCorpus(ctx context.Context, opt ScaleOptions) (ScaleCurve, error) {
 		return curve, err
 	}
 
-	// The same queries at every point: drawn from the files of the
-	// smallest one, so every index holds their source.
+	// The same queries at every point: drawn from a prefix no longer than
+	// the smallest point, so every index holds their source.
+	pool := sel[0].Files
+	if opt.QueryChunks > 0 {
+		pool = min(pool, SelectPoints(counts, []int{opt.QueryChunks})[0].Files)
+	}
+	curve.QueryFiles = pool
 	var srcs []QuerySource
-	for _, f := range files[:sel[0].Files] {
+	for _, f := range files[:pool] {
 		b, err := os.ReadFile(f.Path)
 		if err != nil {
 			continue
@@ -145,7 +156,7 @@ func ScaleCorpus(ctx context.Context, opt ScaleOptions) (ScaleCurve, error) {
 	}
 	qs := DrawQueries(srcs, opt.MaxQueries, opt.Seed)
 	if len(qs) == 0 {
-		return curve, fmt.Errorf("bench scale: no queries could be drawn from the first %d files", sel[0].Files)
+		return curve, fmt.Errorf("bench scale: no queries could be drawn from the first %d files", pool)
 	}
 	curve.Queries = len(qs)
 	curve.QueryKinds = map[string]int{}
@@ -427,8 +438,8 @@ func timeLegs(ctx context.Context, s *retrieve.Searcher, qs []ScaleQuery, k, war
 // WriteCurveTable prints the curve as a Markdown table (the form
 // docs/BENCHMARKS.md uses), then the machine line and the notes.
 func WriteCurveTable(w io.Writer, c ScaleCurve) {
-	fmt.Fprintf(w, "corpus %s (%d files); %d queries (%s), seed %d, k = %d, %d warm-up, load median of %d fresh processes\n\n",
-		c.Corpus, c.CorpusFiles, c.Queries, kindsLine(c.QueryKinds), c.QuerySeed, c.K, c.Warmup, c.LoadRuns)
+	fmt.Fprintf(w, "corpus %s (%d files); %d queries (%s) drawn from the first %d files, seed %d, k = %d, %d warm-up, load median of %d fresh processes\n\n",
+		c.Corpus, c.CorpusFiles, c.Queries, kindsLine(c.QueryKinds), c.QueryFiles, c.QuerySeed, c.K, c.Warmup, c.LoadRuns)
 	fmt.Fprintln(w, "| files | chunks | build s | build chunks/s | build peak RSS MiB | index MiB | page db MiB | load s (open s) | load RSS MiB | hybrid p50 / p95 ms | BM25 p50 / p95 ms | vector p50 / p95 ms | query RSS MiB | load avg |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range c.Points {
@@ -451,4 +462,26 @@ func kindsLine(kinds map[string]int) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// MergeCurves joins curves measured in separate runs (say the whole-corpus
+// point on its own) into one, points ordered by size. The runs must have
+// timed the same queries: same corpus, seed, query files, count and k.
+// The machine is the last run's; each point keeps its own load average.
+func MergeCurves(cs []ScaleCurve) (ScaleCurve, error) {
+	if len(cs) == 0 {
+		return ScaleCurve{}, errors.New("no curves to merge")
+	}
+	out := cs[0]
+	out.Points = nil
+	for i, c := range cs {
+		if c.Corpus != out.Corpus || c.QuerySeed != out.QuerySeed || c.QueryFiles != out.QueryFiles || c.Queries != out.Queries || c.K != out.K {
+			return out, fmt.Errorf("curve %d timed other queries (corpus %s, seed %d, %d queries from %d files, k %d) than curve 1 (%s, %d, %d from %d, k %d) — run it with the same --seed, --query-chunks, --max-queries and --k",
+				i+1, c.Corpus, c.QuerySeed, c.Queries, c.QueryFiles, c.K, out.Corpus, out.QuerySeed, out.Queries, out.QueryFiles, out.K)
+		}
+		out.Points = append(out.Points, c.Points...)
+		out.Machine = c.Machine
+	}
+	slices.SortStableFunc(out.Points, func(a, b ScalePoint) int { return a.Files - b.Files })
+	return out, nil
 }
