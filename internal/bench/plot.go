@@ -33,6 +33,7 @@ type panel struct {
 	title string
 	unit  string
 	lines []series
+	notes []string // one per x value, written above the x axis
 }
 
 var (
@@ -66,19 +67,19 @@ func WriteCurvePNG(w io.Writer, c ScaleCurve) error {
 			{"hybrid p50", colGreen, pick(func(p ScalePoint) float64 { return p.Hybrid.P50 })},
 			{"vector leg p95", colOrange, pick(func(p ScalePoint) float64 { return p.Vector.P95 })},
 			{"BM25 leg p95", colRed, pick(func(p ScalePoint) float64 { return p.BM25.P95 })},
-		}},
+		}, loads(c.Points)},
 		{"peak RSS", "MiB", []series{
 			{"build", colRed, pick(func(p ScalePoint) float64 { return p.BuildPeakRSSMiB })},
 			{"query process", colBlue, pick(func(p ScalePoint) float64 { return p.QueryRSSMiB })},
 			{"load only", colGreen, pick(func(p ScalePoint) float64 { return p.LoadRSSMiB })},
-		}},
+		}, nil},
 		{"build throughput (whole child process)", "chunks/s", []series{
 			{"build", colBlue, pick(func(p ScalePoint) float64 { return p.BuildChunksPerSec })},
-		}},
+		}, nil},
 		{"load in a fresh process", "s", []series{
 			{"process wall", colBlue, pick(func(p ScalePoint) float64 { return p.LoadSeconds })},
 			{"index.Open", colOrange, pick(func(p ScalePoint) float64 { return p.LoadOpenSeconds })},
-		}},
+		}, nil},
 	}
 	img := image.NewRGBA(image.Rect(0, 0, PlotWidth, PlotHeight))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
@@ -92,6 +93,18 @@ func WriteCurvePNG(w io.Writer, c ScaleCurve) error {
 		drawPanel(img, image.Rect(x0, y0, x0+pw, y0+ph), p, xs)
 	}
 	return png.Encode(w, img)
+}
+
+// loads labels each point with the 1-minute load average measured at its
+// end, since latencies on a shared machine depend on it.
+func loads(ps []ScalePoint) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if f := strings.Fields(p.LoadAvg); len(f) > 0 {
+			out[i] = "load " + f[0]
+		}
+	}
+	return out
 }
 
 // drawPanel draws axes, ticks, grid, lines with markers and a legend into r.
@@ -131,6 +144,11 @@ func drawPanel(img *image.RGBA, r image.Rectangle, p panel, xs []float64) {
 		label(img, x-7*len(s)/2, plot.Max.Y+16, s, colText)
 	}
 	label(img, plot.Max.X-42, plot.Max.Y+30, "chunks", colText)
+	for i, n := range p.notes {
+		if i < len(xs) && n != "" {
+			label(img, px(xs[i])-7*len(n)/2, plot.Max.Y-6, n, colText)
+		}
+	}
 	hline(img, plot.Min.X, plot.Max.X, plot.Max.Y, colText)
 	vline(img, plot.Min.X, plot.Min.Y, plot.Max.Y, colText)
 	for li, s := range p.lines {
