@@ -194,17 +194,19 @@ For each point, three kinds of fresh child process (this binary re-run as
          database sizes on disk.
   load   index.Open and exit, --load-runs times: median wall time of the
          whole process, of index.Open, and of the peak RSS.
-  query  index.Open, --warmup untimed queries, then every query through
-         the default hybrid search (per-query weight, k = --k), BM25 alone
-         and the vector leg alone, rotating which goes first: p50/p95 of
-         each, and the process's peak RSS.
+  query  index.Open, --warmup untimed queries, then every query timed
+         three ways, rotating which goes first: the whole default hybrid
+         search (per-query weight, k = --k, evidence scores), the BM25 leg
+         alone (analysis + postings, max(10·k, 100) candidates) and the
+         vector leg alone (analysis + query embedding + scan, as many
+         candidates): p50/p95 of each, and the process's peak RSS.
 
 Queries are drawn once with --seed from the first files holding
 --query-chunks chunks (at most the smallest point's files), so every point,
 and every run with the same flags, answers the same ones: half "<law>の<caption>について" from
 article captions such as （目的）, half two to four clauses of a sentence
 joined by spaces; none occurs verbatim in its law's text. --max-queries
-caps how many are drawn and timed (each is timed in the three modes).
+caps how many are drawn and timed (each is timed the three ways).
 The run's indexes live under --work (default: a temporary folder, removed).
 
 --from a.json,b.json measures nothing: it joins curves printed by earlier
@@ -246,11 +248,11 @@ one table and plot.`,
 	f := cmd.Flags()
 	f.StringVar(&corpus, "corpus", "", "corpus folder: index.tsv and text/<hash>.txt (law-corpus-ja unpacked); required unless --from")
 	f.StringVar(&points, "points", "10000,50000,100000,all", "curve points in chunks, comma-separated (\"all\" = whole corpus)")
-	f.IntVar(&maxQ, "max-queries", 1000, "queries drawn and timed per point (each in hybrid, BM25 and vector mode)")
+	f.IntVar(&maxQ, "max-queries", 1000, "queries drawn and timed per point (each as hybrid search, BM25 leg and vector leg)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the query drawing")
 	f.IntVar(&qChunks, "query-chunks", 10000, "draw queries from the first files holding this many chunks (capped at the smallest point)")
 	f.IntVar(&k, "k", config.DefaultK, "results per search")
-	f.IntVar(&warm, "warmup", 20, "untimed queries before timing (each in the three modes)")
+	f.IntVar(&warm, "warmup", 20, "untimed queries before timing (each timed way once)")
 	f.IntVar(&loadRuns, "load-runs", 3, "fresh load processes per point (the median is reported)")
 	f.StringVar(&work, "work", "", "keep data copies and indexes in this folder (default: a temporary one, removed)")
 	f.StringVar(&pngPath, "png", "", "also draw the curve to this PNG file (e.g. docs/scale.png)")

@@ -87,12 +87,13 @@ type ScalePoint struct {
 	LoadSeconds     float64 `json:"load_process_seconds"`
 	LoadOpenSeconds float64 `json:"load_open_seconds"`
 	LoadRSSMiB      float64 `json:"load_peak_rss_mib"`
-	// Queries: one more fresh process; each query runs through hybrid,
-	// BM25 alone and the vector leg alone, the order rotating per query.
+	// Queries: one more fresh process; each query is timed as the whole
+	// hybrid search, the BM25 leg alone and the vector leg alone, the
+	// order rotating per query (timeLegs).
 	Queries     int     `json:"queries"`
 	Hybrid      Latency `json:"hybrid"`
-	BM25        Latency `json:"bm25"`
-	Vector      Latency `json:"vector"`
+	BM25        Latency `json:"bm25_leg"`
+	Vector      Latency `json:"vector_leg"`
 	QueryRSSMiB float64 `json:"query_peak_rss_mib"`
 	LoadAvg     string  `json:"load_average"` // at the end of the point
 }
@@ -328,15 +329,15 @@ type loadResult struct {
 type queryResult struct {
 	Queries int     `json:"queries"`
 	Hybrid  Latency `json:"hybrid"`
-	BM25    Latency `json:"bm25"`
-	Vector  Latency `json:"vector"`
+	BM25    Latency `json:"bm25_leg"`
+	Vector  Latency `json:"vector_leg"`
 }
 
 // ScaleChild runs one step of `bench scale` in this process and prints
 // its result as JSON: "build" (index.Build of --data with the default
 // settings and the local embedder, --rebuild), "load" (index.Open only)
-// or "query" (open, then time every query of --queries through hybrid,
-// BM25 and vector search). The parent reads the process's wall time and
+// or "query" (open, then time every query of --queries as the hybrid
+// search and as each leg alone: timeLegs). The parent reads the process's wall time and
 // peak RSS.
 func ScaleChild(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
@@ -381,7 +382,7 @@ func ScaleChild(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		r, err := timeLegs(ctx, retrieve.New(ix), qs, *k, *warm)
+		r, err := timeLegs(ctx, ix, qs, *k, *warm)
 		if err != nil {
 			return err
 		}
@@ -393,23 +394,43 @@ func ScaleChild(ctx context.Context, args []string, stdout io.Writer) error {
 	return enc.Encode(res)
 }
 
-// scaleModes are the searches timed per query: the default hybrid search
-// (per-query weight, as `shirube search` runs it) and each leg alone.
-var scaleModes = [3]string{"hybrid", "bm25", "vector"}
-
-// timeLegs runs warm untimed searches, then every query through the three
-// modes, rotating which mode goes first so none always meets a cold cache.
-func timeLegs(ctx context.Context, s *retrieve.Searcher, qs []ScaleQuery, k, warm int) (queryResult, error) {
-	search := func(q, mode string) error {
-		_, _, err := s.Search(ctx, q, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true, Mode: mode})
-		if errors.Is(err, retrieve.ErrEmptyQuery) {
-			return nil
-		}
-		return err
+// timeLegs runs warm untimed queries, then times every query three ways,
+// rotating which goes first so none always meets a cold cache:
+//
+//   - hybrid: the whole default search, as `shirube search` runs it
+//     (per-query weight, k results, evidence scores);
+//   - BM25 leg alone: analysis and index.LexicalHits of the search's
+//     candidates (max(10·k, 100));
+//   - vector leg alone: analysis, query embedding and index.DenseHits of
+//     as many candidates.
+func timeLegs(ctx context.Context, ix *index.Index, qs []ScaleQuery, k, warm int) (queryResult, error) {
+	s := retrieve.New(ix)
+	cands := max(10*k, 100)
+	run := [3]func(q string) error{
+		func(q string) error {
+			_, _, err := s.Search(ctx, q, retrieve.Options{K: k, BM25Weight: config.DefaultBM25Weight, AutoWeight: true})
+			if errors.Is(err, retrieve.ErrEmptyQuery) {
+				return nil
+			}
+			return err
+		},
+		func(q string) error {
+			_, _, err := ix.LexicalHits(ctx, ix.Terms(q), cands)
+			return err
+		},
+		func(q string) error {
+			v, err := ix.EmbedQuery(ctx, q, nil)
+			if err != nil {
+				return err
+			}
+			_, err = ix.DenseHits(ctx, v, cands)
+			return err
+		},
 	}
+	names := [3]string{"hybrid", "BM25 leg", "vector leg"}
 	for i := range min(warm, len(qs)) {
-		for _, m := range scaleModes {
-			if err := search(qs[i].Text, m); err != nil {
+		for _, f := range run {
+			if err := f(qs[i].Text); err != nil {
 				return queryResult{}, err
 			}
 		}
@@ -419,11 +440,11 @@ func timeLegs(ctx context.Context, s *retrieve.Searcher, qs []ScaleQuery, k, war
 		if err := ctx.Err(); err != nil {
 			return queryResult{}, err
 		}
-		for j := range scaleModes {
-			m := (i + j) % len(scaleModes)
+		for j := range run {
+			m := (i + j) % len(run)
 			t := time.Now()
-			if err := search(q.Text, scaleModes[m]); err != nil {
-				return queryResult{}, fmt.Errorf("query %q (%s): %w", q.Text, scaleModes[m], err)
+			if err := run[m](q.Text); err != nil {
+				return queryResult{}, fmt.Errorf("query %q (%s): %w", q.Text, names[m], err)
 			}
 			lat[m].Add(time.Since(t))
 		}
@@ -440,7 +461,7 @@ func timeLegs(ctx context.Context, s *retrieve.Searcher, qs []ScaleQuery, k, war
 func WriteCurveTable(w io.Writer, c ScaleCurve) {
 	fmt.Fprintf(w, "corpus %s (%d files); %d queries (%s) drawn from the first %d files, seed %d, k = %d, %d warm-up, load median of %d fresh processes\n\n",
 		c.Corpus, c.CorpusFiles, c.Queries, kindsLine(c.QueryKinds), c.QueryFiles, c.QuerySeed, c.K, c.Warmup, c.LoadRuns)
-	fmt.Fprintln(w, "| files | chunks | build s | build chunks/s | build peak RSS MiB | index MiB | page db MiB | load s (open s) | load RSS MiB | hybrid p50 / p95 ms | BM25 p50 / p95 ms | vector p50 / p95 ms | query RSS MiB | load avg |")
+	fmt.Fprintln(w, "| files | chunks | build s | build chunks/s | build peak RSS MiB | index MiB | page db MiB | load s (open s) | load RSS MiB | hybrid p50 / p95 ms | BM25 leg p50 / p95 ms | vector leg p50 / p95 ms | query RSS MiB | load avg |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, p := range c.Points {
 		fmt.Fprintf(w, "| %d | %d | %.1f | %.0f | %.0f | %.0f | %.0f | %.2f (%.2f) | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.0f | %s |\n",
