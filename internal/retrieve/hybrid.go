@@ -150,6 +150,16 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	var info Info
 	info.Terms = s.ix.Terms(query)
 	qtype := analysis.QuestionType(query)
+	// The vector leg runs beside the BM25 leg: on a database-backed store
+	// each leg is a round trip, and in memory the scan takes the other core.
+	// It is needed when the evidence blend uses cosines (ew < 1) or the
+	// gate may lower the weight; an unused result is dropped.
+	var denseCh <-chan denseResult
+	if (ew < 1 || auto) && s.ix.HasVectors() {
+		legCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		denseCh = s.denseLeg(legCtx, query, info.Terms, opt.Candidates)
+	}
 	// BM25 runs even in vector mode: its zero-hit signal is reported.
 	lex, _, err := s.ix.LexicalHits(ctx, info.Terms, opt.Candidates)
 	if err != nil {
@@ -172,19 +182,12 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	info.BM25Weight, info.AutoWeight = w, opt.AutoWeight && opt.Mode != "bm25" && opt.Mode != "vector"
 	var dense []index.Hit
-	if (w < 1 || ew < 1) && s.ix.HasVectors() {
-		q, err := s.ix.EmbedQuery(ctx, query, info.Terms)
-		if err != nil {
-			info.VectorError = err
-		} else {
-			hs, err := s.ix.DenseHits(ctx, q, opt.Candidates)
-			if err != nil {
-				info.VectorError = err
-			}
-			dense = exclude(hs, opt.Exclude)
-			if dense, err = s.filter(ctx, dense, opt); err != nil {
-				return nil, Info{}, err
-			}
+	if denseCh != nil && (w < 1 || ew < 1) {
+		r := <-denseCh
+		info.VectorError = r.err
+		dense = exclude(r.hits, opt.Exclude)
+		if dense, err = s.filter(ctx, dense, opt); err != nil {
+			return nil, Info{}, err
 		}
 	}
 	info.DenseHits = len(dense)
@@ -274,6 +277,29 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	info.Elapsed = time.Since(start)
 	return out, info, nil
+}
+
+// denseResult is the vector leg's outcome: its hits, or why it failed.
+type denseResult struct {
+	hits []index.Hit
+	err  error
+}
+
+// denseLeg embeds the query and searches the vectors in its own goroutine;
+// the channel receives exactly one result. Cancelling ctx stops a search
+// whose result is no longer wanted.
+func (s *Searcher) denseLeg(ctx context.Context, query string, terms []string, n int) <-chan denseResult {
+	out := make(chan denseResult, 1)
+	go func() {
+		q, err := s.ix.EmbedQuery(ctx, query, terms)
+		if err != nil {
+			out <- denseResult{err: err}
+			return
+		}
+		hs, err := s.ix.DenseHits(ctx, q, n)
+		out <- denseResult{hits: hs, err: err}
+	}()
+	return out
 }
 
 // gateWeight is AutoWeight's fusion weight for one query over an index with

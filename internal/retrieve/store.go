@@ -14,6 +14,10 @@ import (
 // scores for the same chunks; fusion, evidence and everything above it do
 // not know which one they read.
 //
+// Search calls LexicalHits and EmbedQuery/DenseHits from two goroutines at
+// once (the legs run side by side), so a Store must be safe for concurrent
+// use.
+//
 // Hit.Chunk is the store's identifier of a chunk (a position for the
 // embedded index, a row id for PostgreSQL); equal scores are ordered by it.
 type Store interface {
