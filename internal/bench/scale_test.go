@@ -339,3 +339,27 @@ func TestMergeCurves(t *testing.T) {
 		t.Error("no curves merged")
 	}
 }
+
+// TestScaleCorpusKeepsPoints: a point whose child fails (here: the build
+// child is a program that does not exist past the first point) leaves the
+// points already measured in the report, with a note.
+func TestScaleCorpusKeepsPoints(t *testing.T) {
+	needLaws(t)
+	t.Setenv("SHIRUBE_TEST_SCALE_CHILD", "1")
+	// The second point's data folder is made unreadable for the build by
+	// a file where the index folder must go.
+	work := t.TempDir()
+	os.MkdirAll(filepath.Join(work, "point-1"), 0o755)
+	os.WriteFile(filepath.Join(work, "point-1", "index"), []byte("in the way"), 0o644)
+	c, err := ScaleCorpus(context.Background(), ScaleOptions{Corpus: lawCorpus, Points: []int{100, 0}, MaxQueries: 4, Seed: 3, Warmup: 1, LoadRuns: 1,
+		Work: work, Exe: os.Args[0]})
+	if err != nil {
+		t.Fatalf("the first point was measured, yet: %v", err)
+	}
+	if len(c.Points) != 1 || c.Points[0].Files != 1 {
+		t.Fatalf("points %+v", c.Points)
+	}
+	if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "point 2 (6 files") || !strings.Contains(c.Notes[0], "not measured") {
+		t.Errorf("notes %v", c.Notes)
+	}
+}

@@ -178,13 +178,22 @@ func ScaleCorpus(ctx context.Context, opt ScaleOptions) (ScaleCurve, error) {
 		dir := filepath.Join(work, fmt.Sprintf("point-%d", i))
 		logf("point %d/%d: %d files, %d chunks counted — building…", i+1, len(sel), p.Files, p.Chunks)
 		pt, err := measurePoint(ctx, opt, p, data, dir, qfile, logf)
-		if err != nil {
-			return curve, err
-		}
-		curve.Points = append(curve.Points, pt)
 		if opt.Work == "" {
 			os.RemoveAll(dir)
 		}
+		if err != nil {
+			// Keep the points measured: a larger point that runs out of
+			// memory must not lose the smaller ones. Later points are
+			// larger still, so the run stops here.
+			if len(curve.Points) == 0 || ctx.Err() != nil {
+				return curve, err
+			}
+			note := fmt.Sprintf("point %d (%d files, %d chunks) not measured: %v", i+1, p.Files, p.Chunks, err)
+			logf("%s", note)
+			curve.Notes = append(curve.Notes, note)
+			break
+		}
+		curve.Points = append(curve.Points, pt)
 	}
 	curve.Machine = ThisMachine()
 	return curve, nil
