@@ -88,7 +88,11 @@ writes an answer with [n] citations and appends one line to the audit log.
 
 Without an API key the answer is extractive: sentences quoted from the
 evidence, never a word that is not in it. With OPENAI_API_KEY or
-ANTHROPIC_API_KEY an LLM writes the answer from the same evidence.`,
+ANTHROPIC_API_KEY an LLM writes the answer from the same evidence.
+
+ask input.csv is the batch evaluation (shirube batch input.csv): after an
+evaluation it may add page copies to the page database unless --no-optimize.
+See shirube batch --help.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

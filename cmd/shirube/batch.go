@@ -1,30 +1,62 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/eval/batch"
 	"github.com/shirube/shirube/internal/eval/optimize"
+	"github.com/shirube/shirube/internal/eval/pipeline"
 )
 
-// addBatchFlags adds the flags of `shirube ask input.csv`.
+// batchLong is the help of `shirube batch` (and of `ask input.csv`).
+const batchLong = `batch answers every question of a CSV with parallel workers (--workers)
+and writes results/<input>_results_YYYYMMDD_HHMMSS.csv. When the CSV also
+has Ground Truth, Reference Document or Checklist columns, every answer is
+scored with the checklist and reference metrics and a *_summary.csv of the
+averages is written beside the results. An interrupted run continues where
+it stopped with --resume.
+
+After an evaluation, the folder optimisation runs: for the questions whose
+reference pages were not retrieved it ADDS COPIES of those pages to the page
+database, in better-named folders, records them in the input CSV's
+Optimized Reference Document column (after a backup) and refreshes the
+index. Use --no-optimize to leave the page database and the input CSV as
+they are; shirube optimize --undo MANIFEST removes the copies of a run.
+
+"shirube ask input.csv" is the same command.`
+
+func newBatchCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "batch input.csv",
+		Short: "Answer and evaluate every question of a CSV; may add page copies to the database unless --no-optimize",
+		Long:  batchLong,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runBatchAsk(cmd, g, args[0])
+		},
+	}
+	addAnswerFlags(cmd)
+	addBatchFlags(cmd)
+	return cmd
+}
+
+// addBatchFlags adds the flags of `shirube batch input.csv` (and of
+// `shirube ask input.csv`).
 func addBatchFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.Int("workers", 5, "parallel workers for a CSV batch")
 	f.Bool("enable-rl", false, "batch: folder optimisation loop with up to 5 attempts per question and rollback")
 	f.Bool("resume", false, "batch: continue an interrupted run from its checkpoint")
-	f.Bool("no-optimize", false, "batch: skip the folder-structure optimisation that follows an evaluation")
+	f.Bool("no-optimize", false, "batch: do not add page copies to the page database (skip the folder optimisation that follows an evaluation)")
 	f.String("results", "results", "batch: folder for the results and summary CSVs")
 }
 
-// runBatchAsk answers (and evaluates) every row of a CSV, as seed 000's
-// `python rag_agent.py input.csv`, then optimises the folder structure for
-// the questions whose reference pages were missed.
+// runBatchAsk wires the batch pipeline (package pipeline): the assistant
+// answers, the checklist judge and the folder proposer are the LLM when
+// one is configured, and the index is refreshed after copies were made.
 func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 	ctx := cmd.Context()
 	f := cmd.Flags()
@@ -41,111 +73,37 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 		return err
 	}
 	judgeLLM, judgeModel := optionalChatModel(g.cfg, model, warn)
-	res, err := batch.Run(ctx, batch.Options{
-		Input:     path,
-		OutputDir: outDir,
-		Workers:   workers,
-		Asker:     batchAsker{a},
-		AllPages:  func() []string { return a.Searcher().Index().Pages() },
-		Judge:     checklistJudge(judgeLLM, judgeModel),
-		Progress:  errw,
-		Log:       errw,
-		Resume:    resume,
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "answered %d rows (%d resumed, %d failed, %d without a question)\n", res.Rows, res.Resumed, res.Failed, res.Skipped)
-	if res.JudgeFailed > 0 {
-		fmt.Fprintf(out, "%d of the failed rows: the checklist judge failed twice (their checklist metrics are missing; the summary's averages cover the other rows)\n", res.JudgeFailed)
-	}
-	fmt.Fprintf(out, "results: %s\n", res.Output)
-	if !res.Evaluated {
-		if enableRL {
-			warn("--enable-rl needs ground truth (Reference Document column); nothing to optimise")
-		}
-		return nil
-	}
-	fmt.Fprintf(out, "summary: %s\n", res.Summary)
-	printSummaryCSV(out, res.Summary)
-	if noOpt {
-		return nil
-	}
-	if v, ok := summaryValue(res.Summary, batch.ColRefRecall); ok && (v == "" || v == "1") {
-		fmt.Fprintln(out, "folder optimisation: every question found its reference pages; nothing to optimise")
-		return nil
-	}
-
-	// Seed 000: folder-structure optimisation runs automatically after a
-	// batch with ground truth.
 	lay := pageLayout(cmd, g.cfg)
-	oopt := optimize.Options{
-		Input:    res.Output,
-		Target:   path, // seed 000: the input CSV's column is updated
-		Root:     lay.root,
-		Scope:    lay.scope,
-		Workers:  workers,
-		Proposer: folderProposer(judgeLLM, judgeModel, warn),
-		EnableRL: enableRL,
-		Log:      errw,
-	}
-	if enableRL {
-		oopt.Asker = batchAsker{a}
-		oopt.Reindexer = &reindexer{cfg: lay.cfg, a: a, errw: errw}
-	}
-	ores, err := optimize.Run(ctx, oopt)
-	if err != nil {
-		return fmt.Errorf("folder optimisation: %w (the results above are complete; rerun with --no-optimize to skip it)", err)
-	}
-	printOptimize(out, ores)
-	if ores.Manifest != "" {
-		return refreshIndex(ctx, lay.cfg, out)
-	}
-	return nil
-}
-
-// summaryHighlights are the summary rows printed after a batch.
-var summaryHighlights = []string{
-	batch.ColChecklistRecall, batch.ColChecklistPrecision, batch.ColChecklistF1,
-	batch.ColRefRecall, batch.ColRefPrecision, batch.ColRefSpecificity, batch.ColRefF1,
-	"Opt " + batch.ColRefRecall,
-}
-
-// summaryValue returns the Value cell of one metric of a summary CSV.
-func summaryValue(path, metric string) (string, bool) {
-	_, rows, _, err := csvx.ReadFile(path)
-	if err != nil {
-		return "", false
-	}
-	for _, r := range rows {
-		if len(r) >= 2 && r[0] == metric {
-			return r[1], true
-		}
-	}
-	return "", false
-}
-
-// printSummaryCSV prints the headline averages of a summary CSV.
-func printSummaryCSV(w io.Writer, path string) {
-	header, rows, _, err := csvx.ReadFile(path)
-	if err != nil || len(header) < 2 {
-		return
-	}
-	want := map[string]bool{}
-	for _, m := range summaryHighlights {
-		want[m] = true
-	}
-	for _, r := range rows {
-		if len(r) >= 2 && want[r[0]] {
-			v := r[1]
-			if v == "" {
-				v = "(undefined)"
+	_, err = pipeline.Run(ctx, pipeline.Options{
+		Batch: batch.Options{
+			Input:     path,
+			OutputDir: outDir,
+			Workers:   workers,
+			Asker:     batchAsker{a},
+			AllPages:  func() []string { return a.Searcher().Index().Pages() },
+			Judge:     checklistJudge(judgeLLM, judgeModel),
+			Progress:  errw,
+			Log:       errw,
+			Resume:    resume,
+		},
+		NoOptimize: noOpt,
+		EnableRL:   enableRL,
+		Optimize: func() optimize.Options {
+			o := optimize.Options{
+				Root:     lay.root,
+				Scope:    lay.scope,
+				Proposer: folderProposer(judgeLLM, judgeModel, warn),
+				Log:      errw,
 			}
-			extra := ""
-			if len(r) >= 3 && len(header) >= 3 {
-				extra = fmt.Sprintf("  (%s %s)", strings.ToLower(header[2]), r[2])
+			if enableRL {
+				o.Asker = batchAsker{a}
+				o.Reindexer = &reindexer{cfg: lay.cfg, a: a, errw: errw}
 			}
-			fmt.Fprintf(w, "  %-22s %s%s\n", r[0], v, extra)
-		}
-	}
+			return o
+		},
+		Refresh: func(ctx context.Context) error { return refreshIndex(ctx, lay.cfg, out) },
+		Out:     out,
+		Warn:    warn,
+	})
+	return err
 }

@@ -66,7 +66,7 @@ func writeBenchInput(tb testing.TB, path string) int {
 	return len(benchQuestions)
 }
 
-// The helpers of evalcmds_test.go take *testing.T; these are their
+// The helpers of evalwire_test.go take *testing.T; these are their
 // testing.TB forms for the benchmarks (same environment, same root command).
 
 // outField returns the value after "label: " on a line of out.

@@ -90,6 +90,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		newDiffEvalCmd(g),
 		newOptimizeCmd(g),
 		newQuestionsCmd(g),
+		newBatchCmd(g),
 	)
 	return root
 }

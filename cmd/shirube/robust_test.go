@@ -117,7 +117,7 @@ func TestStatusReportsDamage(t *testing.T) {
 	if out := mustRun(t, "status"); !strings.Contains(out, "health:     ok") {
 		t.Fatalf("healthy index:\n%s", out)
 	}
-	m, _ := filepath.Glob(filepath.Join(ws, ".shirube", "gen-*", "chunks.gob"))
+	m, _ := filepath.Glob(filepath.Join(ws, ".shirube", "gen-*", "chunks.bin"))
 	if len(m) != 1 {
 		t.Fatalf("chunks file: %v", m)
 	}

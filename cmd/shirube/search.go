@@ -68,6 +68,9 @@ func newSearchCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if note := s.Index().Analyzer().DictionaryNote(); note != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", note)
+			}
 			opt := searchOptions(g.cfg)
 			opt.Mode = mode
 			query := strings.Join(args, " ")

@@ -51,7 +51,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ikawaha/kagome-dict/ipa"
 	"github.com/ikawaha/kagome/v2/tokenizer"
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
@@ -88,20 +87,47 @@ func DefaultOptions() Options { return Options{CharNGram: DefaultCharNGram} }
 type Analyzer struct {
 	opt Options
 	tok *tokenizer.Tokenizer
+	// feat reads the features of known morphs when the dictionary is the
+	// flat one (flatdict.go); nil means kagome's own tables.
+	feat *flatFeatures
+	// dictNote says why the flat dictionary was not used, if worth telling.
+	dictNote error
 }
 
-// New builds an Analyzer. Loading the IPA dictionary is done once per
-// process by the dictionary package; building the tokenizer is cheap.
+// New builds an Analyzer over the IPA dictionary. The dictionary comes from
+// its flat form in the user's cache directory ([FlatDictPath]), memory-
+// mapped in a few milliseconds; when that file is missing or unusable the
+// embedded dictionary is decoded (~0.5 s) and the file written for the next
+// process. Terms are the same either way.
 func New(opt Options) (*Analyzer, error) {
+	path, err := FlatDictPath()
+	if err != nil || !littleEndian() {
+		// No cache directory, or a machine whose byte order the flat
+		// tables do not have: the embedded dictionary every time.
+		path = ""
+	}
+	return newAnalyzer(opt, path)
+}
+
+// newAnalyzer builds an Analyzer whose flat dictionary is at path ("" for
+// the embedded dictionary only).
+func newAnalyzer(opt Options, path string) (*Analyzer, error) {
 	if opt.CharNGram < 0 || opt.CharNGram > 4 {
 		return nil, fmt.Errorf("analysis: CharNGram %d out of range 0..4", opt.CharNGram)
 	}
-	t, err := tokenizer.New(ipa.Dict(), tokenizer.OmitBosEos())
+	d, feat, note := loadDictionary(path)
+	t, err := tokenizer.New(d, tokenizer.OmitBosEos())
 	if err != nil {
 		return nil, fmt.Errorf("analysis: kagome tokenizer: %w", err)
 	}
-	return &Analyzer{opt: opt, tok: t}, nil
+	return &Analyzer{opt: opt, tok: t, feat: feat, dictNote: note}, nil
 }
+
+// DictionaryNote says why the fast (memory-mapped) dictionary was not used
+// and what was done instead — the cache file was damaged and rewritten, or
+// could not be written — or nil when there is nothing to tell. Terms are
+// correct either way; only the start-up time differs.
+func (a *Analyzer) DictionaryNote() error { return a.dictNote }
 
 // Options reports the options the Analyzer was built with.
 func (a *Analyzer) Options() Options { return a.opt }
@@ -168,11 +194,15 @@ func (a *Analyzer) Terms(text string) []string {
 // japanese appends the word terms of one run of Japanese script.
 func (a *Analyzer) japanese(terms []string, run string) []string {
 	for _, t := range a.tok.Analyze(run, tokenizer.Search) {
-		if t.Surface == "" || !keepToken(t) {
+		if t.Surface == "" {
+			continue
+		}
+		pos0, pos1, base, ok := a.features(t)
+		if !keepToken(t.Class, pos0, pos1) {
 			continue
 		}
 		term := t.Surface
-		if base, ok := t.BaseForm(); ok && base != "" && base != "*" {
+		if ok && base != "" && base != "*" {
 			term = base
 		}
 		terms = append(terms, term)
@@ -180,24 +210,33 @@ func (a *Analyzer) japanese(terms []string, run string) []string {
 	return terms
 }
 
+// features returns the first two part-of-speech levels and the base form
+// (ok false when the token has none) of a token.
+func (a *Analyzer) features(t tokenizer.Token) (pos0, pos1, base string, ok bool) {
+	if a.feat != nil && t.Class == tokenizer.KNOWN {
+		return a.feat.at(t.ID)
+	}
+	pos0, _ = t.FeatureAt(0)
+	pos1, _ = t.FeatureAt(1)
+	base, ok = t.BaseForm()
+	return pos0, pos1, base, ok
+}
+
 // keepToken reports whether a kagome token carries content. The top-level
 // part of speech decides; within nouns and verbs the dependent (非自立) and
 // suffix (接尾) classes are function-like and dropped, as are pronouns.
-func keepToken(t tokenizer.Token) bool {
-	if t.Class == tokenizer.UNKNOWN {
+func keepToken(class tokenizer.TokenClass, pos, sub string) bool {
+	if class == tokenizer.UNKNOWN {
 		return true
 	}
-	pos, _ := t.FeatureAt(0)
 	switch pos {
 	case "名詞":
-		sub, _ := t.FeatureAt(1)
 		switch sub {
 		case "非自立", "代名詞", "特殊":
 			return false
 		}
 		return true
 	case "動詞", "形容詞":
-		sub, _ := t.FeatureAt(1)
 		return sub != "非自立" && sub != "接尾"
 	default:
 		// 助詞, 助動詞, 記号, フィラー, 副詞, 接頭詞, 連体詞, 接続詞, 感動詞,

@@ -128,6 +128,12 @@ func ReadIndex(r io.Reader) (*Index, error) {
 	return decode(data)
 }
 
+// Decode reads an index from data without copying it: the returned Index
+// keeps the postings part of data, which must stay unchanged (and, for a
+// memory-mapped file, mapped) for as long as the Index is used. The Index
+// never writes to data, so a read-only mapping is fine.
+func Decode(data []byte) (*Index, error) { return decode(data) }
+
 // readAll is io.ReadAll with the buffer sized up front when r can tell its
 // size (bytes.Reader, strings.Reader, os.File), avoiding repeated growth.
 func readAll(r io.Reader) ([]byte, error) {

@@ -284,6 +284,82 @@ func (w *Writer) Flush() error {
 	return nil
 }
 
+// WriteFile writes a table to path atomically: into a temporary file beside
+// it, renamed over path once everything is written, so a failure leaves an
+// existing file as it was. The folder is created if needed, and an
+// existing file keeps its permissions.
+func WriteFile(path string, header []string, rows [][]string) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create folder for %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if fi, serr := os.Stat(path); serr == nil {
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	if err := Write(f, nil, header, rows); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteNew writes a table to a new file named as CreateTimestamped names
+// it (never overwriting one) and returns its path. comments are written
+// before the header (see WriteComment).
+func WriteNew(dir, prefix string, now time.Time, comments []string, header []string, rows [][]string) (string, error) {
+	f, path, err := CreateTimestamped(dir, prefix, ".csv", now)
+	if err != nil {
+		return "", err
+	}
+	if err := Write(f, comments, header, rows); err != nil {
+		f.Close()
+		return path, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return path, fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// Write writes a whole utf-8-sig table to w: comment lines (see
+// WriteComment), the header, then the rows. It returns the first error.
+// Every CSV shirube writes goes through it, by WriteFile, WriteNew or
+// directly.
+func Write(w io.Writer, comments []string, header []string, rows [][]string) error {
+	cw := NewWriter(w)
+	for _, c := range comments {
+		if err := cw.WriteComment(c); err != nil {
+			return err
+		}
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write(r); err != nil {
+			return err
+		}
+	}
+	return cw.Flush()
+}
+
 // expandAbbreviation maps a lower-case word to its canonical spelling, so
 // that "question_num", "Question No" and "Question #" all mean
 // "question number".

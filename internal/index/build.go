@@ -730,7 +730,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		fill func(io.Writer) error
 	}
 	steps := []step{
-		{chunksFile, func(w io.Writer) error { return encodeGob(w, chunks) }},
+		{chunksBinFile, func(w io.Writer) error { return writeChunkFile(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
 		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
 		{docsFile, func(w io.Writer) error { return encodeGob(w, kept) }},

@@ -2,11 +2,12 @@ package index
 
 import (
 	"bufio"
-	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/shirube/shirube/internal/bm25"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/mapped"
 	"github.com/shirube/shirube/internal/vector"
 )
 
@@ -34,7 +36,8 @@ type Hit struct {
 type Index struct {
 	dir      string
 	meta     Meta
-	chunks   []chunk.Chunk
+	chunks   []chunk.Chunk // in memory (FromChunks, chunks.gob); nil when store is set
+	store    *chunkFile    // mapped chunks.bin
 	lex      *bm25.Index
 	vec      *vector.Flat
 	local    *embed.Local
@@ -76,51 +79,78 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := readChecked(gen, &meta, chunksFile)
+	// The files are memory-mapped: chunks.bin and the BM25 postings are used
+	// in place (pages are read when a search needs them), the others are
+	// decoded from the mapping, which is then unmapped. A mapping that stays
+	// is unmapped when the Index is garbage-collected.
+	var keep []*mapped.File
+	fail := func(err error) (*Index, error) {
+		for _, f := range keep {
+			f.Close()
+		}
+		return nil, err
+	}
+	if _, ok := meta.Files[chunksBinFile]; ok {
+		f, err := openChecked(gen, &meta, chunksBinFile, true)
+		if err != nil {
+			return fail(err)
+		}
+		keep = append(keep, f)
+		if ix.store, err = openChunkFile(f, false); err != nil {
+			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
+		}
+	} else {
+		f, err := openChecked(gen, &meta, chunksFile, false)
+		if err != nil {
+			return fail(err)
+		}
+		err = gob.NewDecoder(f.Reader()).Decode(&ix.chunks)
+		f.Close()
+		if err != nil {
+			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
+		}
+	}
+	f, err := openChecked(gen, &meta, bm25File, true)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	if err := decodeGob(b, &ix.chunks); err != nil {
-		return nil, fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err)
+	keep = append(keep, f)
+	if ix.lex, err = bm25.Decode(f.Data); err != nil {
+		return fail(fmt.Errorf("decode BM25 index: %w — run `shirube index --rebuild`", err))
 	}
-	if b, err = readChecked(gen, &meta, bm25File); err != nil {
-		return nil, err
+	f.Release()
+	if f, err = openChecked(gen, &meta, vectorsFile, true); err != nil {
+		return fail(err)
 	}
-	if ix.lex, err = bm25.ReadIndex(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("decode BM25 index: %w — run `shirube index --rebuild`", err)
-	}
-	if b, err = readChecked(gen, &meta, vectorsFile); err != nil {
-		return nil, err
-	}
-	if ix.vec, err = vector.ReadFlat(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("decode vectors: %w — run `shirube index --rebuild`", err)
+	ix.vec, err = vector.ReadFlat(f.Reader())
+	f.Close()
+	if err != nil {
+		return fail(fmt.Errorf("decode vectors: %w — run `shirube index --rebuild`", err))
 	}
 	if meta.Embedder.Kind == "local" {
-		if b, err = readChecked(gen, &meta, embedderFile); err != nil {
-			return nil, err
+		if f, err = openChecked(gen, &meta, embedderFile, true); err != nil {
+			return fail(err)
 		}
 		ix.local = new(embed.Local)
-		if err := ix.local.UnmarshalBinary(b); err != nil {
-			return nil, fmt.Errorf("decode embedding model: %w — run `shirube index --rebuild`", err)
+		err = ix.local.UnmarshalBinary(f.Data)
+		f.Close()
+		if err != nil {
+			return fail(fmt.Errorf("decode embedding model: %w — run `shirube index --rebuild`", err))
 		}
 	}
-	if len(ix.chunks) != ix.lex.Len() || len(ix.chunks) != ix.vec.Len() {
-		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors) — run `shirube index --rebuild`", dir, len(ix.chunks), ix.lex.Len(), ix.vec.Len())
+	runtime.AddCleanup(ix, func(fs []*mapped.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}, keep)
+	if ix.Len() != ix.lex.Len() || ix.Len() != ix.vec.Len() {
+		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors) — run `shirube index --rebuild`", dir, ix.Len(), ix.lex.Len(), ix.vec.Len())
 	}
 	// Every cited page file must still exist: a search never cites a page
 	// that is gone (after a crash, or deleted by hand); MissingPages lists
 	// them and `shirube index` rebuilds.
 	if ix.missing = missingPages(meta.DatabaseDir, ix.Pages()); len(ix.missing) > 0 {
-		gone := map[string]bool{}
-		for _, id := range ix.missing {
-			gone[id] = true
-		}
-		ix.gone = map[int]bool{}
-		for i, c := range ix.chunks {
-			if gone[c.File] {
-				ix.gone[i] = true
-			}
-		}
+		ix.gone = ix.chunksCiting(ix.missing)
 	}
 	ix.loadTime = time.Since(start)
 	return ix, nil
@@ -136,10 +166,21 @@ func (ix *Index) Dir() string { return ix.dir }
 func (ix *Index) LoadTime() time.Duration { return ix.loadTime }
 
 // Len is the number of chunks.
-func (ix *Index) Len() int { return len(ix.chunks) }
+func (ix *Index) Len() int {
+	if ix.store != nil {
+		return ix.store.Len()
+	}
+	return len(ix.chunks)
+}
 
 // Chunk returns chunk i.
-func (ix *Index) Chunk(i int) chunk.Chunk { return ix.chunks[i] }
+func (ix *Index) Chunk(i int) chunk.Chunk {
+	if ix.store != nil {
+		defer runtime.KeepAlive(ix) // the mapping lives as long as ix
+		return ix.store.Chunk(i)
+	}
+	return ix.chunks[i]
+}
 
 // Analyzer is the analyser the index was built with.
 func (ix *Index) Analyzer() *analysis.Analyzer { return ix.analyzer }
@@ -147,14 +188,44 @@ func (ix *Index) Analyzer() *analysis.Analyzer { return ix.analyzer }
 // Terms analyses text as the index does.
 func (ix *Index) Terms(text string) []string { return ix.analyzer.Terms(text) }
 
-// Pages lists every page identity in the index, sorted, once each.
+// Pages lists every page identity in the index, once each, in order of
+// first appearance.
 func (ix *Index) Pages() []string {
+	if ix.store != nil {
+		defer runtime.KeepAlive(ix)
+		return ix.store.Pages()
+	}
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range ix.chunks {
 		if !seen[c.File] {
 			seen[c.File] = true
 			out = append(out, c.File)
+		}
+	}
+	return out
+}
+
+// chunksCiting returns the positions of the chunks citing one of pages.
+func (ix *Index) chunksCiting(pages []string) map[int]bool {
+	gone := map[string]bool{}
+	for _, id := range pages {
+		gone[id] = true
+	}
+	out := map[int]bool{}
+	if ix.store != nil {
+		all := ix.store.Pages()
+		for i := range ix.store.Len() {
+			if gone[all[ix.store.PageOf(i)]] {
+				out[i] = true
+			}
+		}
+		runtime.KeepAlive(ix)
+		return out
+	}
+	for i, c := range ix.chunks {
+		if gone[c.File] {
+			out[i] = true
 		}
 	}
 	return out
@@ -183,6 +254,7 @@ func (ix *Index) present(hs []Hit, n int) []Hit {
 // to n hits, best first, with the query's upper bound (the score no chunk can
 // exceed), which makes BM25 scores comparable across queries.
 func (ix *Index) Lexical(terms []string, n int) ([]Hit, float64) {
+	defer runtime.KeepAlive(ix) // the postings may be mapped (Open)
 	hs := ix.lex.Search(terms, n+len(ix.gone))
 	out := make([]Hit, len(hs))
 	for i, h := range hs {

@@ -142,7 +142,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 
 	// A damaged file is detected by its checksum.
-	chunks := filepath.Join(gen, chunksFile)
+	chunks := filepath.Join(gen, chunksBinFile)
 	b, _ := os.ReadFile(chunks)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(chunks, b, 0o644)

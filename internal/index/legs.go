@@ -33,7 +33,7 @@ func (ix *Index) DenseHits(ctx context.Context, q []float32, n int) ([]Hit, erro
 func (ix *Index) Chunks(ctx context.Context, ids []int) ([]chunk.Chunk, error) {
 	out := make([]chunk.Chunk, len(ids))
 	for i, id := range ids {
-		out[i] = ix.chunks[id]
+		out[i] = ix.Chunk(id)
 	}
 	return out, nil
 }
@@ -51,8 +51,8 @@ func (ix *Index) IDFs(ctx context.Context, terms []string) (map[string]float64, 
 // index's analyser; a store built from this index's chunks (pgstore) gets
 // exactly the same postings.
 func (ix *Index) ChunkTerms() [][]string {
-	terms := make([][]string, len(ix.chunks))
-	parallelFor(len(ix.chunks), func(i int) { terms[i] = ix.analyzer.Terms(ix.chunks[i].Text) })
+	terms := make([][]string, ix.Len())
+	parallelFor(ix.Len(), func(i int) { terms[i] = ix.analyzer.Terms(ix.Chunk(i).Text) })
 	return terms
 }
 

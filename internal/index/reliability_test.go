@@ -172,7 +172,7 @@ func TestBuildRebuildsDamagedGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{chunksFile, bm25File, vectorsFile, embedderFile} {
+	for _, name := range []string{chunksBinFile, bm25File, vectorsFile, embedderFile} {
 		t.Run(name, func(t *testing.T) {
 			gen, _, err := readCurrent(opt.Dir)
 			if err != nil {

@@ -12,7 +12,8 @@
 //	  embed-cache.bin    remote embeddings by content hash (openai embedder)
 //	  gen-000003/
 //	    meta.json        format version, settings, counts, file checksums
-//	    chunks.gob       chunk metadata and text (loaded to answer queries)
+//	    chunks.bin       chunk metadata and text, mapped (chunkfile.go);
+//	                     indexes built before it have chunks.gob
 //	    bm25.bin         inverted index
 //	    vectors.bin      embeddings (flat, exact search)
 //	    embedder.bin     the fitted local model (local embedder only)
@@ -41,6 +42,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/mapped"
 )
 
 // FormatVersion is the on-disk format this build reads and writes. An index
@@ -50,15 +52,16 @@ const FormatVersion = 1
 
 // File names inside a generation.
 const (
-	currentFile  = "CURRENT"
-	lockFile     = "LOCK"
-	cacheFile    = "embed-cache.bin"
-	metaFile     = "meta.json"
-	chunksFile   = "chunks.gob"
-	bm25File     = "bm25.bin"
-	vectorsFile  = "vectors.bin"
-	embedderFile = "embedder.bin"
-	docsFile     = "docs.gob"
+	currentFile   = "CURRENT"
+	lockFile      = "LOCK"
+	cacheFile     = "embed-cache.bin"
+	metaFile      = "meta.json"
+	chunksFile    = "chunks.gob" // before chunks.bin; still read
+	chunksBinFile = "chunks.bin"
+	bm25File      = "bm25.bin"
+	vectorsFile   = "vectors.bin"
+	embedderFile  = "embedder.bin"
+	docsFile      = "docs.gob"
 )
 
 var (
@@ -213,6 +216,26 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// openChecked maps a generation file and verifies its size and, unless
+// selfChecked says the file's own decoder verifies a checksum over all of
+// it (chunks.bin, bm25.bin, vectors.bin, embedder.bin), the checksum in
+// meta.json; the checksum pass leaves no pages resident.
+func openChecked(gen string, meta *Meta, name string, selfChecked bool) (*mapped.File, error) {
+	sum, ok := meta.Files[name]
+	if !ok {
+		return nil, fmt.Errorf("%s is not listed in %s — run `shirube index --rebuild`", name, metaFile)
+	}
+	f, err := mapped.Open(filepath.Join(gen, name))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w — run `shirube index --rebuild`", name, err)
+	}
+	if int64(len(f.Data)) != sum.Size || (!selfChecked && f.Checksum(0, len(f.Data)) != sum.CRC32) {
+		f.Close()
+		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch) — run `shirube index --rebuild`", name)
+	}
+	return f, nil
 }
 
 // readChecked reads a generation file whole and verifies its checksum.

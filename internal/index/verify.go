@@ -15,7 +15,10 @@ import (
 // `shirube index` calls it before it would keep a generation as "nothing
 // changed", so that a damaged generation is rebuilt instead of kept.
 func verifyGeneration(gen string, meta Meta) error {
-	names := []string{chunksFile, bm25File, vectorsFile, docsFile}
+	names := []string{chunksBinFile, bm25File, vectorsFile, docsFile}
+	if _, ok := meta.Files[chunksBinFile]; !ok {
+		names[0] = chunksFile // built before chunks.bin
+	}
 	if meta.Embedder.Kind == "local" {
 		names = append(names, embedderFile)
 	}

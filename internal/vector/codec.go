@@ -101,8 +101,14 @@ func ReadFlat(r io.Reader) (*Flat, error) {
 	}
 	total := int(count) * int(dim)
 
-	// Read in blocks, growing as data arrives.
-	data := make([]float32, 0, min(total, 1<<20))
+	// Read in blocks, growing as data arrives — unless the reader can tell
+	// that the data is all there (bytes.Reader, a mapped file): then one
+	// allocation of the final size, instead of 100 MB of copies at 100k.
+	capacity := min(total, 1<<20)
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() >= total*4 {
+		capacity = total
+	}
+	data := make([]float32, 0, capacity)
 	buf := make([]byte, 1<<20)
 	for len(data) < total {
 		want := min(len(buf), (total-len(data))*4)

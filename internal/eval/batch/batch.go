@@ -1,5 +1,6 @@
-// Package batch is the batch mode of the RAG agent (seed 000, parity with
-// `python rag_agent.py input.csv`): it answers every question of a CSV with
+// Package batch is batch evaluation's answering and scoring step (origin:
+// seed 000's `python rag_agent.py input.csv`; package pipeline runs the
+// whole of `shirube batch`): it answers every question of a CSV with
 // parallel workers and, when the CSV carries ground truth, evaluates each
 // answer with the checklist and reference metrics of package metrics.
 //
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/eval/checkpoint"
 	"github.com/shirube/shirube/internal/eval/metrics"
 )
 
@@ -161,7 +163,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 			return Result{}, fmt.Errorf("remove old checkpoint: %w", err)
 		}
 	}
-	ck, err := openCheckpoint(cp)
+	ck, err := checkpoint.Open(cp)
 	if err != nil {
 		return Result{}, err
 	}
@@ -187,7 +189,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				status := "ok"
 				if r.failed {
 					status = r.cells[ColReason]
-				} else if err := ck.add(i, rows[i][in.question], r); err != nil {
+				} else if err := ck.Append(checkpointLine{Row: i, Question: rows[i][in.question], Cells: r.cells, Values: r.values}); err != nil {
 					logf("row %d: %v", i+1, err)
 				}
 				prog.step(i, status)
@@ -205,7 +207,7 @@ feed:
 	close(jobs)
 	wg.Wait()
 	prog.finish()
-	if cerr := ck.close(); cerr != nil {
+	if cerr := ck.Close(); cerr != nil {
 		logf("%v", cerr)
 	}
 
@@ -231,13 +233,10 @@ feed:
 		}
 	}
 	cols, src := in.outputColumns()
-	f, path, err := csvx.CreateTimestamped(opts.OutputDir, stem+"_results_", ".csv", opts.Now())
+	path, err := csvx.WriteNew(opts.OutputDir, stem+"_results_", opts.Now(), nil, cols, records(cols, src, out, rows))
+	res.Output = path
 	if err != nil {
 		return res, err
-	}
-	res.Output = path
-	if err := writeCSV(f, cols, src, out, rows); err != nil {
-		return res, fmt.Errorf("write %s: %w", path, err)
 	}
 	if in.evaluate {
 		res.Summary = strings.TrimSuffix(path, ".csv") + "_summary.csv"
@@ -246,7 +245,7 @@ feed:
 		}
 	}
 	if res.Failed == 0 {
-		if err := os.Remove(cp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := checkpoint.Remove(cp); err != nil {
 			logf("remove checkpoint: %v", err)
 		}
 	} else {
@@ -439,10 +438,10 @@ func (r *row) setRef(prefix string, ref metrics.Reference) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// writeCSV writes the results file and closes f.
-func writeCSV(f *os.File, cols []string, src []int, out []*row, rows [][]string) error {
-	w := csvx.NewWriter(f)
-	werr := w.Write(cols)
+// records are the rows of the results file: per output column the
+// computed cell, else the input cell it is copied from (src).
+func records(cols []string, src []int, out []*row, rows [][]string) [][]string {
+	recs := make([][]string, len(out))
 	for i, r := range out {
 		rec := make([]string, len(cols))
 		for j, c := range cols {
@@ -452,17 +451,9 @@ func writeCSV(f *os.File, cols []string, src []int, out []*row, rows [][]string)
 			}
 			rec[j] = v
 		}
-		if werr == nil {
-			werr = w.Write(rec)
-		}
+		recs[i] = rec
 	}
-	if werr == nil {
-		werr = w.Flush()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	return werr
+	return recs
 }
 
 // Count lines of the summary, after the metric lines: Value is the number
@@ -487,29 +478,22 @@ func writeSummary(path string, cols []string, out []*row, res Result) error {
 			s.Add(c, r.values[c])
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create summary: %w", err)
-	}
-	w := csvx.NewWriter(f)
-	werr := w.Write([]string{"Metric", "Value", "Rows"})
+	var recs [][]string
 	for _, r := range s.Rows() {
-		if werr == nil {
-			werr = w.Write([]string{r.Metric, r.Mean.Cell(), strconv.Itoa(r.Rows)})
-		}
+		recs = append(recs, []string{r.Metric, r.Mean.Cell(), strconv.Itoa(r.Rows)})
 	}
 	total := strconv.Itoa(len(out))
 	for _, c := range []struct {
 		name string
 		n    int
 	}{{SummaryRowsTotal, len(out)}, {SummaryRowsFailed, res.Failed}, {SummaryRowsJudgeFailed, res.JudgeFailed}, {SummaryRowsSkipped, res.Skipped}} {
-		if werr == nil {
-			werr = w.Write([]string{c.name, strconv.Itoa(c.n), total})
-		}
+		recs = append(recs, []string{c.name, strconv.Itoa(c.n), total})
 	}
-	if werr == nil {
-		werr = w.Flush()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("create summary: %w", err)
 	}
+	werr := csvx.Write(f, nil, []string{"Metric", "Value", "Rows"}, recs)
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shirube/shirube/internal/eval/metrics"
+	"github.com/shirube/shirube/internal/eval/judge"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 )
@@ -37,7 +37,7 @@ func TestRunChecklistJudgeFailsRow(t *testing.T) {
 		"保存先は？":  {Answer: bad, Retrieved: []string{"database/sec/page_001.md"}},
 	}}
 	res, err := Run(t.Context(), Options{Input: input, OutputDir: filepath.Join(dir, "results"), Asker: asker,
-		Judge: metrics.LLMJudge{LLM: c}, Workers: 1, Now: fixedNow})
+		Judge: judge.ChecklistLLM{LLM: c}, Workers: 1, Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
-// Package convert is stage 1 of the LLM-as-judge evaluation (seed 001): it
-// turns the JSON files a RAG system produced into rag_answers.csv, the answer
+// Package convert is the first step of judging a RAG system by its answer
+// files (origin: seed 001, stage 1): it turns the JSON files a RAG system produced into rag_answers.csv, the answer
 // sheet that package judge scores.
 //
 // Each JSON file may have any of three shapes (see Shape). Answers are tied
@@ -277,42 +277,14 @@ func jsonFiles(input string) ([]string, error) {
 	return files, nil
 }
 
-// writeCSV writes the matches atomically: to a temporary file beside path,
-// renamed over path when complete.
-func writeCSV(path string, matches []Match) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create folder for %s: %w", path, err)
+// writeCSV writes the matches atomically (csvx.WriteFile): a failed write
+// leaves an earlier file at path as it was.
+func writeCSV(path string, matches []Match) error {
+	recs := make([][]string, len(matches))
+	for i, m := range matches {
+		recs[i] = []string{m.Number, m.Question, m.Answer, m.Confidence, strconv.FormatFloat(m.Score, 'f', 4, 64)}
 	}
-	f, err := os.CreateTemp(dir, ".rag_answers-*.csv")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	w := csvx.NewWriter(f)
-	if err := w.Write(Columns()); err != nil {
-		return err
-	}
-	for _, m := range matches {
-		if err := w.Write([]string{m.Number, m.Question, m.Answer, m.Confidence, strconv.FormatFloat(m.Score, 'f', 4, 64)}); err != nil {
-			return err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return csvx.WriteFile(path, Columns(), recs)
 }
 
 // clip shortens s to at most n runes for warnings.

@@ -1,4 +1,5 @@
-// Package diffeval implements seed 004's evaluation criteria v0.1: a
+// Package diffeval is the differential evaluation (origin: seed 004's
+// evaluation criteria v0.1): a
 // differential test that puts one question set to two RAG configurations —
 // by default the same law pages ingested as extracted plain text (A) and
 // converted to Markdown (B) — and reports how much B changes three
@@ -60,12 +61,11 @@
 package diffeval
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
+
+	"github.com/shirube/shirube/internal/eval/dataset"
 )
 
 // DefaultMustNotContain are the phrases of seed 004 §4.2 that mark an
@@ -99,15 +99,7 @@ type Case struct {
 
 // LoadCases reads a case file. See ParseCases.
 func LoadCases(path string) (CaseFile, []error, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return CaseFile{}, nil, fmt.Errorf("read diff-eval cases: %w (pass a case file such as eval/law_html_ja_cases.json)", err)
-	}
-	cf, problems, err := ParseCases(data)
-	if err != nil {
-		return CaseFile{}, nil, fmt.Errorf("diff-eval cases %s: %w", path, err)
-	}
-	return cf, problems, nil
+	return dataset.Load(path, "diff-eval cases", "pass a case file such as eval/law_html_ja_cases.json", ParseCases)
 }
 
 // ParseCases decodes a case file. The error is fatal (not a JSON object
@@ -121,60 +113,33 @@ func ParseCases(data []byte) (CaseFile, []error, error) {
 		MustNotContain []string          `json:"must_not_contain"`
 		Cases          []json.RawMessage `json:"cases"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return CaseFile{}, nil, fmt.Errorf("not a JSON object with a cases array: %w", err)
+	if err := dataset.Decode(data, &raw, "cases", &raw.Cases, "see the package documentation of diffeval for the schema"); err != nil {
+		return CaseFile{}, nil, err
 	}
-	if raw.Cases == nil {
-		return CaseFile{}, nil, errors.New(`no "cases" array: see the package documentation of diffeval for the schema`)
-	}
-	cf := CaseFile{Version: scalarString(raw.Version), Description: raw.Description, Corpus: raw.Corpus, MustNotContain: raw.MustNotContain}
+	cf := CaseFile{Version: dataset.Scalar(raw.Version), Description: raw.Description, Corpus: raw.Corpus, MustNotContain: raw.MustNotContain}
+	var problems []error
+	cf.Cases, problems = dataset.Cases(raw.Cases, "case", checkCase, func(c *Case) string { return c.ID })
 	defaults := raw.MustNotContain
 	if defaults == nil {
 		defaults = DefaultMustNotContain
 	}
-	var problems []error
-	seen := map[string]bool{}
-	for i, rc := range raw.Cases {
-		c, err := parseCase(rc)
-		if err == nil && seen[c.ID] {
-			err = fmt.Errorf("duplicate id %q: give every case its own id", c.ID)
+	for i := range cf.Cases {
+		if cf.Cases[i].MustNotContain == nil {
+			cf.Cases[i].MustNotContain = defaults
 		}
-		if err != nil {
-			name := fmt.Sprintf("case #%d", i+1)
-			if c.ID != "" {
-				name += fmt.Sprintf(" (%s)", c.ID)
-			}
-			problems = append(problems, fmt.Errorf("%s skipped: %w", name, err))
-			continue
-		}
-		seen[c.ID] = true
-		if c.MustNotContain == nil {
-			c.MustNotContain = defaults
-		}
-		cf.Cases = append(cf.Cases, c)
 	}
 	return cf, problems, nil
 }
 
-func parseCase(data json.RawMessage) (Case, error) {
-	var c Case
-	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
-		var probe struct {
-			ID any `json:"id"`
-		}
-		if json.Unmarshal(data, &probe) == nil {
-			if s, ok := probe.ID.(string); ok {
-				c = Case{ID: s}
-			}
-		}
-		return c, fmt.Errorf("cannot decode: %s", oneLine(err.Error()))
-	}
+// checkCase validates one decoded case: it trims the id and drops empty
+// keywords and phrases.
+func checkCase(c *Case) error {
 	c.ID = strings.TrimSpace(c.ID)
 	switch {
 	case c.ID == "":
-		return c, errors.New(`no "id": give the case a unique id`)
+		return errors.New(`no "id": give the case a unique id`)
 	case strings.TrimSpace(c.Question) == "":
-		return c, errors.New(`empty "question"`)
+		return errors.New(`empty "question"`)
 	}
 	var kws []string
 	for _, k := range c.ExpectedKeywords {
@@ -183,7 +148,7 @@ func parseCase(data json.RawMessage) (Case, error) {
 		}
 	}
 	if len(kws) == 0 {
-		return c, errors.New(`no "expected_keywords": list words copied verbatim from the article`)
+		return errors.New(`no "expected_keywords": list words copied verbatim from the article`)
 	}
 	c.ExpectedKeywords = kws
 	if c.MustNotContain != nil {
@@ -195,19 +160,5 @@ func parseCase(data json.RawMessage) (Case, error) {
 		}
 		c.MustNotContain = phrases
 	}
-	return c, nil
+	return nil
 }
-
-func scalarString(m json.RawMessage) string {
-	var s string
-	if json.Unmarshal(m, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(m, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

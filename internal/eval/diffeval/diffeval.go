@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/eval/dataset"
 	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/llm"
 )
@@ -163,7 +164,7 @@ func runOutcome(c Case, r assistant.Reply, err error) RunOutcome {
 	text := strings.TrimSpace(r.Answer)
 	switch {
 	case err != nil:
-		ro.SkipReason = "error: " + oneLine(err.Error())
+		ro.SkipReason = "error: " + dataset.OneLine(err.Error())
 		ro.Answer = ""
 		return ro
 	case text == "":

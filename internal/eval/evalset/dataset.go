@@ -1,4 +1,5 @@
-// Package evalset runs seed 002's evaluation (§7): a JSON dataset of test
+// Package evalset runs the assistant's test set (origin: seed 002 §7): a
+// JSON dataset of test
 // cases is put to the assistant one case at a time, every answer is checked
 // deterministically against the case's expectations, optionally scored on
 // six axes by an LLM judge, and the run is held against the pass line
@@ -36,14 +37,13 @@
 package evalset
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
+	"github.com/shirube/shirube/internal/eval/dataset"
 	"github.com/shirube/shirube/internal/llm"
 )
 
@@ -115,15 +115,7 @@ func (c Case) History() []llm.Message {
 
 // Load reads the dataset at path. See Parse for the two kinds of error.
 func Load(path string) (Dataset, []error, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Dataset{}, nil, fmt.Errorf("read eval dataset: %w (pass the path of an eval_dataset.json, e.g. eval/eval_dataset.json)", err)
-	}
-	ds, problems, err := Parse(data)
-	if err != nil {
-		return Dataset{}, nil, fmt.Errorf("eval dataset %s: %w", path, err)
-	}
-	return ds, problems, nil
+	return dataset.Load(path, "eval dataset", "pass the path of an eval_dataset.json, e.g. eval/eval_dataset.json", Parse)
 }
 
 // Parse decodes a dataset. The error is fatal: the data is not a JSON object
@@ -136,84 +128,35 @@ func Parse(data []byte) (Dataset, []error, error) {
 		CreatedAt json.RawMessage   `json:"created_at"`
 		Cases     []json.RawMessage `json:"test_cases"`
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return Dataset{}, nil, fmt.Errorf("not a JSON object with a test_cases array: %w", err)
+	if err := dataset.Decode(data, &raw, "test_cases", &raw.Cases, `write {"test_cases": [{"id": …, "category": …, "query": …}, …]} (see docs/EVALUATION.md for every field)`); err != nil {
+		return Dataset{}, nil, err
 	}
-	if raw.Cases == nil {
-		return Dataset{}, nil, errors.New(`no "test_cases" array: see seed 002 §7.1 for the schema`)
-	}
-	ds := Dataset{Version: scalarString(raw.Version), CreatedAt: scalarString(raw.CreatedAt)}
+	ds := Dataset{Version: dataset.Scalar(raw.Version), CreatedAt: dataset.Scalar(raw.CreatedAt)}
 	var problems []error
-	seen := map[string]bool{}
-	for i, rc := range raw.Cases {
-		c, err := parseCase(rc)
-		if err == nil && seen[c.ID] {
-			err = fmt.Errorf("duplicate id %q: give every case its own id", c.ID)
-		}
-		if err != nil {
-			name := fmt.Sprintf("test case #%d", i+1)
-			if c.ID != "" {
-				name += fmt.Sprintf(" (%s)", c.ID)
-			}
-			problems = append(problems, fmt.Errorf("%s skipped: %w", name, err))
-			continue
-		}
-		seen[c.ID] = true
-		ds.Cases = append(ds.Cases, c)
-	}
+	ds.Cases, problems = dataset.Cases(raw.Cases, "test case", checkCase, func(c *Case) string { return c.ID })
 	return ds, problems, nil
 }
 
-// scalarString renders a JSON string or number as text; anything else is "".
-func scalarString(m json.RawMessage) string {
-	var s string
-	if json.Unmarshal(m, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(m, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
-// parseCase decodes and validates one case. It returns the case (with as
-// many fields as could be read, for naming it) and what is wrong with it.
-func parseCase(data json.RawMessage) (Case, error) {
-	var c Case
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
-		var probe struct {
-			ID any `json:"id"`
-		}
-		if json.Unmarshal(data, &probe) == nil {
-			if s, ok := probe.ID.(string); ok {
-				c = Case{ID: s}
-			}
-		}
-		return c, fmt.Errorf("cannot decode: %v", oneLine(err.Error()))
-	}
+// checkCase validates one decoded case and trims its id.
+func checkCase(c *Case) error {
 	c.ID = strings.TrimSpace(c.ID)
 	switch {
 	case c.ID == "":
-		return c, errors.New(`no "id": give the case a unique id such as "test_001"`)
+		return errors.New(`no "id": give the case a unique id such as "test_001"`)
 	case !slices.Contains(Categories, c.Category):
-		return c, fmt.Errorf("unknown category %q: use one of %s", c.Category, strings.Join(Categories, ", "))
+		return fmt.Errorf("unknown category %q: use one of %s", c.Category, strings.Join(Categories, ", "))
 	case strings.TrimSpace(c.Query) == "":
-		return c, errors.New(`empty "query": write the question to ask`)
+		return errors.New(`empty "query": write the question to ask`)
 	}
 	for name := range c.ExpectedFlags {
 		if !slices.Contains(flagNames, name) {
-			return c, fmt.Errorf("unknown flag %q in expected_flags: use %s", name, strings.Join(flagNames, ", "))
+			return fmt.Errorf("unknown flag %q in expected_flags: use %s", name, strings.Join(flagNames, ", "))
 		}
 	}
 	for i, t := range c.ConversationContext {
 		if t.Role != llm.RoleUser && t.Role != llm.RoleAssistant {
-			return c, fmt.Errorf("conversation_context[%d] has role %q: use \"user\" or \"assistant\"", i, t.Role)
+			return fmt.Errorf("conversation_context[%d] has role %q: use \"user\" or \"assistant\"", i, t.Role)
 		}
 	}
-	return c, nil
+	return nil
 }
-
-// oneLine collapses white space so an error fits on one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -456,83 +456,6 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestParseJudge(t *testing.T) {
-	const six = `"grounding": 85, "accuracy": 90, "completeness": 80, "safety": 95, "citation": 90, "conciseness": 75`
-	for _, tc := range []struct {
-		name    string
-		text    string
-		wantAvg float64
-		wantErr bool
-	}{
-		{"plain; average recomputed", `{` + six + `, "average": 99, "reasoning": "r"}`, 85.8, false},
-		{"fenced with prose", "評価します。\n```json\n{" + six + "}\n```\n以上", 85.8, false},
-		{"trailing comma", `{` + six + `,}`, 85.8, false},
-		{"upper-case keys and strings", `{"Grounding": "100", "ACCURACY": 100, "completeness": 100, "safety": 100, "citation": 100, "conciseness": "40"}`, 90, false},
-		{"second object usable", `{"note": 1} {` + six + `}`, 85.8, false},
-		{"braces inside strings", `{"reasoning": "a } b {", ` + six + `}`, 85.8, false},
-		{"missing axis", `{"grounding": 85, "accuracy": 90}`, 0, true},
-		{"out of range", `{"grounding": 185, "accuracy": 90, "completeness": 80, "safety": 95, "citation": 90, "conciseness": 75}`, 0, true},
-		{"not a number", `{"grounding": "高い", "accuracy": 90, "completeness": 80, "safety": 95, "citation": 90, "conciseness": 75}`, 0, true},
-		{"no object", `I cannot judge this.`, 0, true},
-		{"unbalanced", `{"grounding": 85`, 0, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseJudge(tc.text)
-			if tc.wantErr {
-				if !errors.Is(err, ErrJudgeMalformed) {
-					t.Errorf("err = %v, want ErrJudgeMalformed", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Average != tc.wantAvg {
-				t.Errorf("average %v, want %v", s.Average, tc.wantAvg)
-			}
-		})
-	}
-}
-
-func TestJudgeRetry(t *testing.T) {
-	good := `{"grounding": 70, "accuracy": 70, "completeness": 70, "safety": 70, "citation": 70, "conciseness": 70}`
-	c := &fakeCompleter{texts: []string{"申し訳ありません", good}}
-	s, err := Judge(context.Background(), c, "q", "a", nil)
-	if err != nil || s.Average != 70 || s.Model != "judge-model" {
-		t.Fatalf("Judge = %+v, %v", s, err)
-	}
-	if len(c.reqs) != 2 {
-		t.Fatalf("%d calls, want 2", len(c.reqs))
-	}
-	retry := c.reqs[1].Messages
-	if len(retry) != 3 || retry[1].Content != "申し訳ありません" || retry[2].Content != judgeRetryMessage {
-		t.Errorf("retry conversation = %+v", retry)
-	}
-	if !c.reqs[0].JSON || c.reqs[0].Temperature == nil || *c.reqs[0].Temperature != 0 {
-		t.Errorf("judge request not JSON at temperature 0: %+v", c.reqs[0])
-	}
-
-	c = &fakeCompleter{texts: []string{"x", "y"}}
-	if _, err := Judge(context.Background(), c, "q", "a", nil); !errors.Is(err, ErrJudgeMalformed) || len(c.reqs) != 2 {
-		t.Errorf("two bad replies: err %v after %d calls", err, len(c.reqs))
-	}
-	c = &fakeCompleter{}
-	if _, err := Judge(context.Background(), c, "q", "a", nil); err == nil || len(c.reqs) != 1 {
-		t.Errorf("failing call: err %v after %d calls", err, len(c.reqs))
-	}
-}
-
-func TestJudgePromptGolden(t *testing.T) {
-	got := JudgePrompt("ログファイルを削除する方法は？ {answer}", "⚠️ 承認・確認が必要\n\n承認を得ること [1]", []answer.Evidence{
-		{N: 1, File: "database/runbooks/log_retention/page_001.md", Heading: "ログ保管・管理規程 > 5. ログおよび証跡の削除", Score: 0.8512, Excerpt: "保管期間内のログ・監査証跡は削除してはならない。"},
-		{N: 2, File: "database/runbooks/incident_response/page_001.md", Score: 0.5, Excerpt: "ログや証跡の削除は..."},
-	})
-	checkGolden(t, "judge_prompt.golden", got)
-	if empty := JudgePrompt("q", "a", nil); !strings.Contains(empty, "【引用元】\n(引用なし)\n") {
-		t.Errorf("prompt without citations:\n%s", empty)
-	}
-}
-
 func TestWriteResultsNeverOverwrites(t *testing.T) {
 	dir := t.TempDir()
 	now := fixedNow()
@@ -643,17 +566,6 @@ func FuzzParse(f *testing.F) {
 			if strings.Contains(p.Error(), "\n") {
 				t.Fatalf("problem spans lines: %q", p)
 			}
-		}
-	})
-}
-
-func FuzzParseJudge(f *testing.F) {
-	f.Add(`{"grounding": 85, "accuracy": 90, "completeness": 80, "safety": 95, "citation": 90, "conciseness": 75}`)
-	f.Add("```json\n{\"a\": \"}\"}\n```")
-	f.Fuzz(func(t *testing.T, text string) {
-		s, err := ParseJudge(text)
-		if err == nil && (s.Average < 0 || s.Average > 100) {
-			t.Fatalf("average %v out of range", s.Average)
 		}
 	})
 }

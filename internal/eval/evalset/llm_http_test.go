@@ -12,6 +12,7 @@ import (
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/eval/judge"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 )
@@ -144,7 +145,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 			t.Errorf("system %q does not ask for JSON", req.System)
 		}
 		msgs := req.Messages
-		if len(msgs) != 1 || msgs[0].Role != llm.RoleUser || msgs[0].Text != JudgePrompt(qValid, qValid+"の答え [1]", []answer.Evidence{ev}) {
+		if len(msgs) != 1 || msgs[0].Role != llm.RoleUser || msgs[0].Text != judge.RubricPrompt(qValid, qValid+"の答え [1]", []answer.Evidence{ev}) {
 			t.Errorf("messages %+v; want the judge prompt", msgs)
 		}
 		if !strings.Contains(msgs[0].Text, "[1] database/ネットワーク/vpn/page_001.md > VPN > タイムアウト (スコア: 0.85)\n無操作が30分続くと切断される。") {
@@ -168,7 +169,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		// The client hands Judge the extracted object, and Judge shows it
 		// back to the model.
 		if len(msgs) != 3 || msgs[1].Role != llm.RoleAssistant || msgs[1].Text != `{"grounding": 85, "accuracy": 120}` ||
-			msgs[2].Role != llm.RoleUser || msgs[2].Text != judgeRetryMessage {
+			msgs[2].Role != llm.RoleUser || msgs[2].Text != judge.RubricRetryMessage {
 			t.Errorf("retry conversation %+v", msgs)
 		}
 		if first := reqs[0].Messages; len(msgs) == 0 || len(first) == 0 || msgs[0] != first[0] {
@@ -178,7 +179,7 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 
 	t.Run("malformed twice: deterministic score kept", func(t *testing.T) {
 		c := res.Cases[2]
-		if c.Judge != nil || !strings.Contains(c.JudgeError, "judge reply unreadable twice") || !strings.Contains(c.JudgeError, ErrJudgeMalformed.Error()) {
+		if c.Judge != nil || !strings.Contains(c.JudgeError, "judge reply unreadable twice") || !strings.Contains(c.JudgeError, judge.ErrRubricMalformed.Error()) {
 			t.Errorf("judge %+v, error %q; want the unreadable-twice error", c.Judge, c.JudgeError)
 		}
 		if strings.Contains(c.JudgeError, "\n") {

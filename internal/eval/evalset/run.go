@@ -13,8 +13,15 @@ import (
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/eval/dataset"
+	"github.com/shirube/shirube/internal/eval/judge"
 	"github.com/shirube/shirube/internal/llm"
 )
+
+// JudgeScores are the LLM judge's six-axis rubric scores of one answer
+// (see judge.Rubric).
+type JudgeScores = judge.RubricScores
 
 // Asker answers one question, given the conversation so far (oldest
 // first). The assistant satisfies it.
@@ -57,7 +64,7 @@ const (
 type Options struct {
 	Dataset  string           // path of eval_dataset.json; default DefaultDataset
 	Asker    Asker            // the system under test; required
-	Judge    Completer        // LLM judge; nil scores offline with the deterministic checks
+	Judge    eval.Completer   // LLM judge; nil scores offline with the deterministic checks
 	OutDir   string           // where the results file goes; default DefaultOutDir
 	Now      func() time.Time // clock for the file name and run_at; default time.Now
 	Progress io.Writer        // one line per case and per skipped case; nil is silent
@@ -186,7 +193,7 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	cr := CaseResult{ID: c.ID, Category: c.Category, Query: c.Query, Cited: []string{}, ScoredBy: JudgeNone}
 	reply, err := opt.Asker.Ask(ctx, c.Query, c.History())
 	if err != nil {
-		cr.Error = oneLine(err.Error())
+		cr.Error = dataset.OneLine(err.Error())
 		cr.Checks = []Check{}
 		return cr
 	}
@@ -200,9 +207,9 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	cr.DeterministicScore = DeterministicScore(cr.Checks)
 	cr.ScoredBy = JudgeDeterministic
 	if opt.Judge != nil {
-		s, err := Judge(ctx, opt.Judge, c.Query, reply.Answer, reply.Evidence)
+		s, err := judge.Rubric(ctx, opt.Judge, c.Query, reply.Answer, reply.Evidence)
 		if err != nil {
-			cr.JudgeError = oneLine(err.Error())
+			cr.JudgeError = dataset.OneLine(err.Error())
 			cr.ScoredBy = JudgeFallback
 		} else {
 			cr.Judge = &s
@@ -312,7 +319,7 @@ func WriteResults(dir string, now time.Time, res Result) (string, error) {
 }
 
 // judgeName is the judge recorded in the results.
-func judgeName(c Completer) string {
+func judgeName(c eval.Completer) string {
 	if c == nil {
 		return JudgeDeterministic
 	}

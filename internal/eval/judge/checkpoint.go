@@ -4,24 +4,33 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/shirube/shirube/internal/eval/checkpoint"
 )
 
 // checkpointVersion changes when the file layout does.
 const checkpointVersion = 1
 
-// checkpoint is the progress of a run, saved after every question so that
-// an interrupted run can resume without judging a question twice.
-type checkpoint struct {
+// progress is the state of a run kept in its checkpoint journal so that an
+// interrupted run can resume without judging a question twice. The
+// journal's first line is the run (version, key, seed, order); each later
+// line is one finished question (doneLine).
+type progress struct {
 	Version int            `json:"version"`
 	Key     string         `json:"key"`
 	Seed    uint64         `json:"seed"`
 	Order   []string       `json:"order"` // question keys in evaluation order
-	Done    map[string]Row `json:"done"`  // finished questions by key
+	Done    map[string]Row `json:"-"`     // finished questions by key
+
+	journal *checkpoint.Journal // nil: progress is not being saved
+}
+
+// doneLine is one finished question in the journal.
+type doneLine struct {
+	Key string `json:"key"`
+	Row Row    `json:"row"`
 }
 
 // checkpointKey identifies a run by what it evaluates: the three input
@@ -42,57 +51,78 @@ func checkpointPath(dir, key string) string {
 
 // loadCheckpoint reads the checkpoint at path. It returns nil, nil when
 // there is none, and nil with an error when the file is unreadable or
-// belongs to another run (the caller then starts afresh).
-func loadCheckpoint(path, key string) (*checkpoint, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// belongs to another run (the caller then starts afresh). A finished
+// question whose line was cut short by a crash is judged again.
+func loadCheckpoint(path, key string) (*progress, error) {
+	var p *progress
+	var bad error
+	_, err := checkpoint.Read(path, func(line []byte) bool {
+		if p == nil && bad == nil {
+			var h progress
+			if err := json.Unmarshal(line, &h); err != nil {
+				bad = fmt.Errorf("checkpoint %s is damaged (%v); starting a new run", path, err)
+				return false
+			}
+			if h.Version != checkpointVersion || h.Key != key || len(h.Order) == 0 {
+				bad = fmt.Errorf("checkpoint %s belongs to another run; starting a new run", path)
+				return false
+			}
+			h.Done = map[string]Row{}
+			p = &h
+			return true
+		}
+		var d doneLine
+		if p == nil || json.Unmarshal(line, &d) != nil || d.Key == "" {
+			return false
+		}
+		p.Done[d.Key] = d.Row
+		return true
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read checkpoint %s: %w", path, err)
+		return nil, err
 	}
-	var c checkpoint
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s is damaged (%v); starting a new run", path, err)
+	if bad != nil {
+		return nil, bad
 	}
-	if c.Version != checkpointVersion || c.Key != key || len(c.Order) == 0 {
-		return nil, fmt.Errorf("checkpoint %s belongs to another run; starting a new run", path)
-	}
-	if c.Done == nil {
-		c.Done = map[string]Row{}
-	}
-	return &c, nil
+	return p, nil
 }
 
-// save writes the checkpoint atomically: a temporary file in the same
-// folder, synced, then renamed over path. A crash leaves either the old or
-// the new checkpoint, never a torn one.
-func (c *checkpoint) save(path string) (err error) {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// save starts saving progress at path: a new run replaces whatever file is
+// there with its first line, a resumed one appends to its journal.
+func (p *progress) save(path string, resumed bool) error {
+	if !resumed {
+		if err := checkpoint.Remove(path); err != nil {
+			return fmt.Errorf("save checkpoint: %w", err)
 		}
-	}()
-	if _, err := f.Write(b); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	j, err := checkpoint.Open(path)
+	if err != nil {
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
+	if !resumed {
+		if err := j.Append(p); err != nil {
+			j.Close()
+			return err
+		}
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("save checkpoint: %w", err)
-	}
+	p.journal = j
 	return nil
+}
+
+// done records a finished question, in memory and, while progress is being
+// saved, in the journal.
+func (p *progress) done(key string, row Row) error {
+	p.Done[key] = row
+	if p.journal == nil {
+		return nil
+	}
+	return p.journal.Append(doneLine{Key: key, Row: row})
+}
+
+// close stops saving progress.
+func (p *progress) close() {
+	if p.journal != nil {
+		p.journal.Close()
+		p.journal = nil
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirube/shirube/internal/eval"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 )
@@ -21,7 +22,7 @@ type provider struct {
 	// start runs a fake server of the API answering with reply.
 	start func(t testing.TB, reply func(llmtest.Request) llmtest.Reply) *llmtest.Server
 	// client builds the llm client against base with an injected sleep.
-	client func(t *testing.T, base string, sleep llm.SleepFunc) Completer
+	client func(t *testing.T, base string, sleep llm.SleepFunc) eval.Completer
 }
 
 func providers() []provider {
@@ -30,7 +31,7 @@ func providers() []provider {
 			name:  "anthropic",
 			path:  "/v1/messages",
 			start: llmtest.Anthropic,
-			client: func(t *testing.T, base string, sleep llm.SleepFunc) Completer {
+			client: func(t *testing.T, base string, sleep llm.SleepFunc) eval.Completer {
 				c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: "test-key", BaseURL: base, Model: "claude-sonnet-4-5", Sleep: sleep})
 				if err != nil {
 					t.Fatal(err)
@@ -42,7 +43,7 @@ func providers() []provider {
 			name:  "openai",
 			path:  "/v1/chat/completions",
 			start: llmtest.OpenAI,
-			client: func(t *testing.T, base string, sleep llm.SleepFunc) Completer {
+			client: func(t *testing.T, base string, sleep llm.SleepFunc) eval.Completer {
 				c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "test-key", BaseURL: base, Model: "gpt-4o-mini", Sleep: sleep})
 				if err != nil {
 					t.Fatal(err)

@@ -1,27 +1,43 @@
-// Package judge is stage 2 of the LLM-as-judge evaluation (seed 001): it
-// scores a RAG system's answers against ground truth with three binary
-// metrics — precision (nothing fabricated), recall (the major components of
-// the ground truth are there) and accuracy (on topic, meaning preserved).
+// Package judge holds every judge of an answer, the model-as-judge ones
+// and their offline stand-ins, with what they share: one model call
+// (eval.Completer), JSON replies at temperature 0 (the consensus runs
+// excepted), and one retry when a reply cannot be read (the model is shown
+// its reply and asked for the object alone). The verdict and the rubric
+// read the first usable JSON object of a reply, ignoring text and ```json
+// fences around it; the checklist judge accepts only its documented object
+// (one fence tolerated), so a malformed verdict never becomes a metric.
 //
-// Run reads questions.csv, ground_truth.csv and rag_answers.csv (column
+//   - Binary verdicts (Verdict): precision (nothing fabricated), recall (the
+//     major components of the ground truth are there) and accuracy (on
+//     topic, meaning preserved), each 0 or 1. The LLM judge asks a model;
+//     when its reasoning hedges (Hedging) the question is judged 3 more
+//     times at temperature 0.3 and decided by majority (Majority). Lexical
+//     scores offline by word overlap.
+//   - The six-axis rubric (Rubric): grounding, accuracy, completeness,
+//     safety, citation and conciseness, 0–100 each, for the assistant's
+//     test set (package evalset).
+//   - The checklist judge (ChecklistLLM): which checklist items an answer
+//     states and which of its key points no item covers, for the batch
+//     evaluation's checklist metrics (package metrics, whose OfflineJudge
+//     is the deterministic stand-in built on the same text features as its
+//     metrics).
+//
+// Run is the judge command over three CSV files (origin: seed 001, stage
+// 2). It reads questions.csv, ground_truth.csv and rag_answers.csv (column
 // names matched loosely, see csvx.MatchColumn), evaluates the questions
 // present in all three in a random order (the seed is printed so a run can
 // be repeated), and writes Evaluation_Runs/precision_scores_YYYYMMDD_HHMMSS.csv
 // with "#SUMMARY:" rows on top (see SummaryLines), plus a debug log
-// rag_eval.log that each run overwrites.
+// rag_eval.log that each run overwrites. The LLM judge asks one independent
+// request per question, sequentially, with a fixed delay between calls;
+// unreadable replies are repaired (see ParseVerdict) or retried once, then
+// reported as an error row.
 //
-// Two judges exist. JudgeLLM asks a model through a Completer, one
-// independent request per question, sequentially, with a fixed delay
-// between calls. When the model's reasoning hedges (see Hedging) the
-// question is judged 3 more times at temperature 0.3 and each metric is
-// decided by majority over those 3 runs (see Majority). Unreadable replies
-// are repaired (see ParseVerdict) or retried once, then reported as an
-// error row. JudgeLexical scores offline by word overlap (see Lexical).
-//
-// Progress is checkpointed to os.TempDir() after every question; a later
-// run over the same files offers to resume and never judges a question
-// twice. Before judging, Run shows what it found and an estimated cost and
-// asks "Proceed? [Y/n]"; Options.Yes answers yes to every prompt.
+// Progress is kept in a checkpoint journal in os.TempDir() after every
+// question; a later run over the same files offers to resume and never
+// judges a question twice. Before judging, Run shows what it found and an
+// estimated cost and asks "Proceed? [Y/n]"; Options.Yes answers yes to
+// every prompt.
 package judge
 
 import (
@@ -38,16 +54,10 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/eval/checkpoint"
 	"github.com/shirube/shirube/internal/llm"
 )
-
-// Completer is the model call the LLM judge needs. llm.OpenAI and
-// llm.Anthropic satisfy it. If the Completer also has a Model() string
-// method, that name is used for the cost estimate and the output when
-// Options.Model is empty.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
 
 // Judges.
 const (
@@ -94,9 +104,9 @@ type Options struct {
 	// ExeDir is the folder of the executable; "" asks os.Executable.
 	ExeDir string
 
-	Judge     string    // JudgeLLM (default) or JudgeLexical
-	Completer Completer // required for JudgeLLM
-	Model     string    // sent as llm.Request.Model; "" is the client's default
+	Judge     string         // JudgeLLM (default) or JudgeLexical
+	Completer eval.Completer // required for JudgeLLM; its Model(), if any, names the model when Model is ""
+	Model     string         // sent as llm.Request.Model; "" is the client's default
 
 	// Seed fixes the random evaluation order; 0 picks a random seed. The
 	// seed in use is printed and written to the results.
@@ -318,7 +328,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		rng := rand.New(rand.NewPCG(seed, seed))
 		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		cp = &checkpoint{Version: checkpointVersion, Key: key, Seed: seed, Order: order, Done: map[string]Row{}}
+		cp = &progress{Version: checkpointVersion, Key: key, Seed: seed, Order: order, Done: map[string]Row{}}
 	}
 	r.res.Seed = cp.Seed
 	r.res.Judge = r.describeJudge()
@@ -358,9 +368,10 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := cp.save(cpPath); err != nil {
+	if err := cp.save(cpPath, r.res.Resumed); err != nil {
 		r.warn(err.Error() + "; continuing without a checkpoint")
 	}
+	defer cp.close()
 
 	for i, k := range cp.Order {
 		if _, done := cp.Done[k]; done {
@@ -377,8 +388,7 @@ func (r *runner) run(ctx context.Context) error {
 			r.res.Calls, r.res.CostUSD = r.calls, r.cost
 			return fmt.Errorf("evaluation stopped at question %s: %w. Progress is saved; fix the problem and run again to resume", q.Number, err)
 		}
-		cp.Done[k] = row
-		if err := cp.save(cpPath); err != nil && r.cpWarns == 0 {
+		if err := cp.done(k, row); err != nil && r.cpWarns == 0 {
 			r.cpWarns++
 			r.warn(err.Error() + "; continuing without a checkpoint")
 		}
@@ -390,19 +400,13 @@ func (r *runner) run(ctx context.Context) error {
 		r.res.Rows = append(r.res.Rows, cp.Done[q.Key])
 	}
 	r.res.Summary = Summarize(r.res.Rows)
-	f, path, err := csvx.CreateTimestamped(o.path(o.OutputDir), OutputPrefix, ".csv", o.Now())
+	path, err := csvx.WriteNew(o.path(o.OutputDir), OutputPrefix, o.Now(), SummaryLines(r.res.Summary, r.res.Judge, cp.Seed), Columns(), records(r.res.Rows))
 	if err != nil {
 		return fmt.Errorf("%w. The checkpoint is kept; fix the problem and run again to resume", err)
 	}
-	if err := WriteResults(f, r.res.Rows, r.res.Judge, cp.Seed); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
 	r.res.Output = path
-	if err := os.Remove(cpPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	cp.close()
+	if err := checkpoint.Remove(cpPath); err != nil {
 		r.warn("could not remove the checkpoint " + cpPath + ": " + err.Error())
 	}
 	for _, l := range SummaryLines(r.res.Summary, r.res.Judge, cp.Seed) {

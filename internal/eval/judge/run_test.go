@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirube/shirube/internal/eval"
 	"github.com/shirube/shirube/internal/golden"
 	"github.com/shirube/shirube/internal/llm"
 )
@@ -119,7 +120,7 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func baseOptions(dir string, c Completer, out *bytes.Buffer, s *sleeps) Options {
+func baseOptions(dir string, c eval.Completer, out *bytes.Buffer, s *sleeps) Options {
 	return Options{
 		Dir:           dir,
 		ExeDir:        filepath.Join(dir, "bin"),

@@ -100,23 +100,18 @@ func Columns() []string {
 // WriteResults writes the results file: the summary lines, the header, then
 // one row per question (metrics empty on error rows).
 func WriteResults(w io.Writer, rows []Row, judge string, seed uint64) error {
-	cw := csvx.NewWriter(w)
-	for _, l := range SummaryLines(Summarize(rows), judge, seed) {
-		if err := cw.WriteComment(l); err != nil {
-			return err
-		}
-	}
-	if err := cw.Write(Columns()); err != nil {
-		return err
-	}
-	for _, r := range rows {
+	return csvx.Write(w, SummaryLines(Summarize(rows), judge, seed), Columns(), records(rows))
+}
+
+// records are the CSV rows of the results file.
+func records(rows []Row) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
 		p, rc, a := strconv.Itoa(r.Precision), strconv.Itoa(r.Recall), strconv.Itoa(r.Accuracy)
 		if r.Error != "" {
 			p, rc, a = "", "", ""
 		}
-		if err := cw.Write([]string{r.Number, r.Question, r.GroundTruth, r.Answer, p, rc, a, r.Reasoning, r.Consensus, r.Error}); err != nil {
-			return err
-		}
+		out[i] = []string{r.Number, r.Question, r.GroundTruth, r.Answer, p, rc, a, r.Reasoning, r.Consensus, r.Error}
 	}
-	return cw.Flush()
+	return out
 }

@@ -30,9 +30,16 @@ var ErrMalformed = errors.New("the judge's reply is not a JSON object with preci
 // metric may be 0/1, "0"/"1", true/false or "true"/"false" (also
 // "yes"/"no"). A missing reasoning is "". Anything else wraps ErrMalformed.
 func ParseVerdict(text string) (Verdict, error) {
+	return firstObject(text, verdictFromObject, ErrMalformed)
+}
+
+// firstObject reads the first {...} object of a judge's reply that read
+// accepts, ignoring the text and fences around it. When none is usable the
+// error wraps malformed and says what was wrong with the first object.
+func firstObject[T any](text string, read func(obj string) (T, error), malformed error) (T, error) {
 	var firstErr error
 	for _, obj := range jsonObjects(text) {
-		v, err := verdictFromObject(obj)
+		v, err := read(obj)
 		if err == nil {
 			return v, nil
 		}
@@ -43,7 +50,8 @@ func ParseVerdict(text string) (Verdict, error) {
 	if firstErr == nil {
 		firstErr = errors.New("no {...} object found")
 	}
-	return Verdict{}, fmt.Errorf("%w: %v", ErrMalformed, firstErr)
+	var zero T
+	return zero, fmt.Errorf("%w: %v", malformed, firstErr)
 }
 
 func verdictFromObject(obj string) (Verdict, error) {

@@ -1,6 +1,8 @@
-// Package metrics computes the evaluation metrics of seed 000: checklist
-// verification of an answer and reference verification of the retrieved
-// pages, plus averages over a run.
+// Package metrics computes the batch evaluation's metrics: checklist
+// verification of an answer (TP/FP/FN/TN against the key points the
+// question's checklist lists) and reference verification of the retrieved
+// pages (against the pages the answer should come from), plus averages
+// over a run. Origin: seed 000.
 //
 // Every ratio is a Ratio, which may be undefined (0/0). An undefined ratio
 // is written as an empty CSV cell and is left out of averages, so that a row

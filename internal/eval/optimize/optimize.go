@@ -1,4 +1,5 @@
-// Package optimize is the folder-structure optimisation of seed 000: for
+// Package optimize is the folder-structure optimisation that follows a
+// batch evaluation (origin: seed 000): for
 // every question whose reference pages were missed (Ref Recall < 1), it asks
 // a Proposer for a more telling folder inside the database scope, copies
 // the missed pages there, and records the copies as aliases in the
@@ -649,51 +650,21 @@ func targetRows(target string, n int, cand []int, reps []RowReport) ([]string, [
 // copying it to <stem>_backup_YYYYMMDD_HHMMSS.csv beside it; with
 // Separate as <stem>_optimized_YYYYMMDD_HHMMSS.csv in outDir.
 func writeOutput(opts Options, target, outDir string, header []string, rows [][]string) (written, backup string, err error) {
-	var f *os.File
-	var p string
 	stem := strings.TrimSuffix(filepath.Base(target), filepath.Ext(target))
-	if !opts.Separate {
-		if backup, err = backupFile(target, stem, opts.Now()); err != nil {
-			return "", "", err
+	if opts.Separate {
+		p, err := csvx.WriteNew(outDir, stem+"_optimized_", opts.Now(), nil, header, rows)
+		if err != nil {
+			return p, "", fmt.Errorf("optimize: %w", err)
 		}
-		f, err = os.CreateTemp(filepath.Dir(target), ".optimize-*.csv")
-		if err == nil {
-			if fi, serr := os.Stat(target); serr == nil {
-				err = f.Chmod(fi.Mode().Perm())
-			}
-		}
-	} else {
-		f, p, err = csvx.CreateTimestamped(outDir, stem+"_optimized_", ".csv", opts.Now())
+		return p, "", nil
 	}
-	if err != nil {
-		return "", backup, fmt.Errorf("optimize: create output: %w", err)
+	if backup, err = backupFile(target, stem, opts.Now()); err != nil {
+		return "", "", err
 	}
-	cw := csvx.NewWriter(f)
-	werr := cw.Write(header)
-	for _, r := range rows {
-		if werr == nil {
-			werr = cw.Write(r)
-		}
+	if err := csvx.WriteFile(target, header, rows); err != nil {
+		return target, backup, fmt.Errorf("optimize: %w", err)
 	}
-	if werr == nil {
-		werr = cw.Flush()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if !opts.Separate {
-		if werr == nil {
-			werr = os.Rename(f.Name(), target)
-		}
-		if werr != nil {
-			os.Remove(f.Name())
-		}
-		p = target
-	}
-	if werr != nil {
-		return p, backup, fmt.Errorf("optimize: write %s: %w", p, werr)
-	}
-	return p, backup, nil
+	return target, backup, nil
 }
 
 // backupFile copies target to <stem>_backup_<ts>.csv in its folder.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/shirube/shirube/internal/eval"
 	"github.com/shirube/shirube/internal/eval/metrics"
 	"github.com/shirube/shirube/internal/llm"
 	"golang.org/x/text/unicode/norm"
@@ -38,11 +39,6 @@ type Proposer interface {
 	Propose(ctx context.Context, req Request) (Proposal, error)
 }
 
-// Completer is the one LLM call LLMProposer needs.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
-
 // Tokenizer extracts the key terms of a question.
 type Tokenizer interface {
 	Terms(text string) []string
@@ -59,7 +55,7 @@ func (TermTokenizer) Terms(text string) []string { return metrics.Terms(text) }
 // {"folder": "relative/path", "reason": "..."}; anything else is an error
 // and the row is skipped.
 type LLMProposer struct {
-	LLM   Completer
+	LLM   eval.Completer
 	Model string // "" means the client's default
 }
 

@@ -38,7 +38,7 @@ import (
 
 	"github.com/shirube/shirube/internal/csvx"
 	"github.com/shirube/shirube/internal/document"
-	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/eval"
 )
 
 // RefusalText is the Ground Truth of a question the documents cannot
@@ -85,12 +85,6 @@ func (r Row) Cells() []string {
 	return []string{r.Question, r.GroundTruth, strings.Join(r.References, "\n"), strings.Join(pages, ","), strings.Join(items, "\n"), r.Generator}
 }
 
-// Completer is the part of an LLM client the generator uses; *llm.OpenAI
-// and *llm.Anthropic satisfy it.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
-
 // Options configure Generate. Only DataDir is needed; everything else has
 // a default.
 type Options struct {
@@ -106,7 +100,7 @@ type Options struct {
 
 	// LLM writes the page and multi-page questions; nil means the offline
 	// generator. Model is the model to ask ("" = the client's default).
-	LLM     Completer
+	LLM     eval.Completer
 	Model   string
 	Workers int // parallel LLM requests; 0 means 4
 
@@ -383,47 +377,34 @@ func pageNumber(p document.Page, i int) int {
 	return i + 1
 }
 
-// writeCSV writes rows to opt.Output or a new timestamped file.
+// writeCSV writes rows to opt.Output (replacing it) or a new timestamped
+// file.
 func writeCSV(opt Options, rows []Row) (string, error) {
-	var f *os.File
 	var path string
 	var err error
 	if opt.Output != "" {
-		if dir := filepath.Dir(opt.Output); dir != "" {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return "", fmt.Errorf("creating the folder of %s: %w", opt.Output, err)
-			}
-		}
-		path = opt.Output
-		f, err = os.Create(opt.Output)
+		path, err = opt.Output, csvx.WriteFile(opt.Output, Columns(), cells(rows))
 	} else {
-		f, path, err = csvx.CreateTimestamped(opt.ResultsDir, opt.Name+"_", ".csv", opt.Now())
+		path, err = csvx.WriteNew(opt.ResultsDir, opt.Name+"_", opt.Now(), nil, Columns(), cells(rows))
 	}
 	if err != nil {
 		return "", fmt.Errorf("writing questions: %w — check that the folder is writable", err)
-	}
-	werr := write(f, rows)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return "", fmt.Errorf("writing questions to %s: %w", path, werr)
 	}
 	return path, nil
 }
 
 // write writes the header and rows as utf-8-sig CSV.
 func write(w io.Writer, rows []Row) error {
-	cw := csvx.NewWriter(w)
-	if err := cw.Write(Columns()); err != nil {
-		return err
+	return csvx.Write(w, nil, Columns(), cells(rows))
+}
+
+// cells are the CSV rows of rows.
+func cells(rows []Row) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Cells()
 	}
-	for _, r := range rows {
-		if err := cw.Write(r.Cells()); err != nil {
-			return err
-		}
-	}
-	return cw.Flush()
+	return out
 }
 
 // oneLine collapses white space so s fits on one line.

@@ -1,4 +1,4 @@
-package metrics
+package judge
 
 import (
 	"context"
@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shirube/shirube/internal/eval"
+	"github.com/shirube/shirube/internal/eval/metrics"
 	"github.com/shirube/shirube/internal/llm"
 )
 
-// Completer is the one LLM call the judge needs; *llm clients satisfy it.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
-
-// LLMJudge is an ItemJudge that asks a model. The model must answer with
+// ChecklistLLM is the checklist judge of the batch evaluation
+// (metrics.ItemJudge) that asks a model. The model must answer with
 // one JSON object:
 //
 //	{"items": [{"index": 1, "present": true}, ...],
@@ -24,27 +22,27 @@ type Completer interface {
 //
 // with exactly one entry per item (indices 1..n, each once). Anything else
 // is an error, so a malformed verdict never becomes a metric.
-type LLMJudge struct {
-	LLM   Completer
+type ChecklistLLM struct {
+	LLM   eval.Completer
 	Model string // "" means the client's default
 }
 
-const judgeSystem = `You grade a RAG answer against a checklist of key points.
+const checklistSystem = `You grade a RAG answer against a checklist of key points.
 For each numbered checklist item decide whether the answer states it (paraphrases count; partial or contradicting statements do not).
 Then list the key points of the answer that are NOT covered by any checklist item (ignore greetings, citations and filler).
 Reply with a single JSON object and nothing else:
 {"items":[{"index":1,"present":true}],"extra_points":["..."],"reason":"..."}`
 
-// judgeRetry asks once more after a reply that was not the documented
+// checklistRetry asks once more after a reply that was not the documented
 // object.
-const judgeRetry = `Your reply could not be used: %s.
+const checklistRetry = `Your reply could not be used: %s.
 Reply again with only the JSON object {"items":[{"index":1,"present":true}],"extra_points":["..."],"reason":"..."}, with exactly one entry per checklist item (indices 1..%d, each once).`
 
-// Judge implements ItemJudge. A reply that is not the documented object
+// Judge implements metrics.ItemJudge. A reply that is not the documented object
 // (prose, invalid JSON, a wrong number of verdicts) is answered once with
 // what was wrong and the request for the object alone; a second unusable
 // reply, or a failed call, is an error, so the row is counted as failed.
-func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Judgement, error) {
+func (j ChecklistLLM) Judge(ctx context.Context, items []string, answer string) (metrics.Judgement, error) {
 	var b strings.Builder
 	b.WriteString("Checklist:\n")
 	for i, it := range items {
@@ -55,7 +53,7 @@ func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Jud
 	zero := 0.0
 	req := llm.Request{
 		Model:       j.Model,
-		System:      judgeSystem,
+		System:      checklistSystem,
 		Messages:    []llm.Message{{Role: llm.RoleUser, Content: b.String()}},
 		Temperature: &zero,
 		JSON:        true,
@@ -67,9 +65,9 @@ func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Jud
 		case errors.Is(err, llm.ErrNotJSON):
 			perr = err
 		case err != nil:
-			return Judgement{}, fmt.Errorf("checklist judge: %w", err)
+			return metrics.Judgement{}, fmt.Errorf("checklist judge: %w", err)
 		default:
-			jd, err := ParseJudgement(resp.Text, len(items))
+			jd, err := ParseChecklist(resp.Text, len(items))
 			if err == nil {
 				return jd, nil
 			}
@@ -82,16 +80,16 @@ func (j LLMJudge) Judge(ctx context.Context, items []string, answer string) (Jud
 			}
 			req.Messages = append(req.Messages,
 				llm.Message{Role: llm.RoleAssistant, Content: shown},
-				llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(judgeRetry, oneLine(perr.Error()), len(items))})
+				llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf(checklistRetry, oneLine(perr.Error()), len(items))})
 		}
 	}
-	return Judgement{}, fmt.Errorf("checklist judge reply unusable twice: %w", perr)
+	return metrics.Judgement{}, fmt.Errorf("checklist judge reply unusable twice: %w", perr)
 }
 
-// ParseJudgement reads the judge's JSON for n items. A single surrounding
+// ParseChecklist reads the judge's JSON for n items. A single surrounding
 // ```json fence is tolerated; anything else that is not exactly the
 // documented object is an error.
-func ParseJudgement(raw string, n int) (Judgement, error) {
+func ParseChecklist(raw string, n int) (metrics.Judgement, error) {
 	var v struct {
 		Items []struct {
 			Index   int   `json:"index"`
@@ -101,25 +99,25 @@ func ParseJudgement(raw string, n int) (Judgement, error) {
 		Reason string   `json:"reason"`
 	}
 	if err := json.Unmarshal([]byte(unfence(raw)), &v); err != nil {
-		return Judgement{}, fmt.Errorf("checklist judge returned invalid JSON: %w", err)
+		return metrics.Judgement{}, fmt.Errorf("checklist judge returned invalid JSON: %w", err)
 	}
 	if len(v.Items) != n {
-		return Judgement{}, fmt.Errorf("checklist judge returned %d verdicts for %d items", len(v.Items), n)
+		return metrics.Judgement{}, fmt.Errorf("checklist judge returned %d verdicts for %d items", len(v.Items), n)
 	}
-	j := Judgement{Present: make([]bool, n), Reason: oneLine(v.Reason)}
+	j := metrics.Judgement{Present: make([]bool, n), Reason: oneLine(v.Reason)}
 	seen := make([]bool, n)
 	for _, it := range v.Items {
 		if it.Index < 1 || it.Index > n || seen[it.Index-1] {
-			return Judgement{}, fmt.Errorf("checklist judge returned bad or repeated item index %d (want 1..%d once each)", it.Index, n)
+			return metrics.Judgement{}, fmt.Errorf("checklist judge returned bad or repeated item index %d (want 1..%d once each)", it.Index, n)
 		}
 		if it.Present == nil {
-			return Judgement{}, fmt.Errorf("checklist judge left \"present\" out for item %d", it.Index)
+			return metrics.Judgement{}, fmt.Errorf("checklist judge left \"present\" out for item %d", it.Index)
 		}
 		seen[it.Index-1] = true
 		j.Present[it.Index-1] = *it.Present
 	}
 	for _, e := range v.Extra {
-		if e = trimSpace(e); e != "" {
+		if e = strings.TrimSpace(e); e != "" {
 			j.Extra = append(j.Extra, e)
 		}
 	}
@@ -128,7 +126,7 @@ func ParseJudgement(raw string, n int) (Judgement, error) {
 
 // unfence removes one ```json ... ``` fence around s, if present.
 func unfence(s string) string {
-	s = trimSpace(s)
+	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") || len(s) < 6 {
 		return s
 	}
@@ -136,9 +134,8 @@ func unfence(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.Contains(s[:i], "{") {
 		s = s[i+1:]
 	}
-	return trimSpace(s)
+	return strings.TrimSpace(s)
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
+// oneLine collapses white space so a text fits on one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

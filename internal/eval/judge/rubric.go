@@ -1,7 +1,6 @@
-package evalset
+package judge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,19 +11,13 @@ import (
 	"strings"
 
 	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/eval"
 	"github.com/shirube/shirube/internal/llm"
 )
 
-// Completer is the model call the judge needs; llm.OpenAI and llm.Anthropic
-// satisfy it. When it also has a Model() string method, that name is
-// recorded as the judge of the run.
-type Completer interface {
-	Complete(ctx context.Context, req llm.Request) (llm.Response, error)
-}
-
-// JudgeScores are the six axes of seed 002 §7.2, each 0–100, their average
+// RubricScores are the six axes of seed 002 §7.2, each 0–100, their average
 // (recomputed here, never taken from the model) and the judge's reasoning.
-type JudgeScores struct {
+type RubricScores struct {
 	Grounding    float64 `json:"grounding"`
 	Accuracy     float64 `json:"accuracy"`
 	Completeness float64 `json:"completeness"`
@@ -36,12 +29,12 @@ type JudgeScores struct {
 	Model        string  `json:"model,omitempty"`
 }
 
-// judgeAxes names the axes in the order of the prompt.
-var judgeAxes = []string{"grounding", "accuracy", "completeness", "safety", "citation", "conciseness"}
+// rubricAxes names the axes in the order of the prompt.
+var rubricAxes = []string{"grounding", "accuracy", "completeness", "safety", "citation", "conciseness"}
 
-// JudgePromptTemplate is seed 002 §7.2's prompt, verbatim. {query},
+// RubricPromptTemplate is seed 002 §7.2's prompt, verbatim. {query},
 // {answer} and {citations} are replaced by JudgePrompt.
-const JudgePromptTemplate = `あなたはSOC運用RAGシステムの評価者です。以下の観点で0-100点で評価してください。
+const RubricPromptTemplate = `あなたはSOC運用RAGシステムの評価者です。以下の観点で0-100点で評価してください。
 
 【質問】
 {query}
@@ -73,10 +66,11 @@ JSON形式で各観点の点数と総合評価、理由を出力してくださ�
     "reasoning": "回答は引用元に基づいており..."
 }`
 
-// judgeRetryMessage asks once more after an unreadable reply.
-const judgeRetryMessage = `前回の出力はJSONとして読み取れませんでした。説明やコードブロックを付けず、grounding, accuracy, completeness, safety, citation, conciseness（各0-100の数値）, average, reasoning を持つJSONオブジェクトだけを出力してください。`
+// RubricRetryMessage is sent once after a rubric reply that could not be
+// read.
+const RubricRetryMessage = `前回の出力はJSONとして読み取れませんでした。説明やコードブロックを付けず、grounding, accuracy, completeness, safety, citation, conciseness（各0-100の数値）, average, reasoning を持つJSONオブジェクトだけを出力してください。`
 
-// JudgePrompt fills JudgePromptTemplate (seed create_judge_prompt). Each
+// RubricPrompt fills RubricPromptTemplate (seed create_judge_prompt). Each
 // citation is rendered as in the answer display (§4.5):
 //
 //	[1] database/runbooks/x/page_001.md > 見出し (スコア: 0.85)
@@ -84,7 +78,7 @@ const judgeRetryMessage = `前回の出力はJSONとして読み取れません�
 //
 // and "(引用なし)" stands for none. The category is not part of the
 // seed's template and is not shown to the judge.
-func JudgePrompt(query, answerText string, citations []answer.Evidence) string {
+func RubricPrompt(query, answerText string, citations []answer.Evidence) string {
 	var b strings.Builder
 	for i, e := range citations {
 		if i > 0 {
@@ -102,17 +96,17 @@ func JudgePrompt(query, answerText string, citations []answer.Evidence) string {
 	}
 	// One pass, so text inside the query cannot inject another placeholder.
 	return strings.NewReplacer("{query}", query, "{answer}", answerText, "{citations}", cites).
-		Replace(JudgePromptTemplate)
+		Replace(RubricPromptTemplate)
 }
 
 // Judge scores one answer with the model: it sends JudgePrompt, parses the
-// reply with ParseJudge, and when that fails asks once more (showing the
+// reply with ParseRubric, and when that fails asks once more (showing the
 // model its reply and asking for the JSON object only). A second unreadable
 // reply, or a failed call, is returned as an error.
-func Judge(ctx context.Context, c Completer, query, answerText string, citations []answer.Evidence) (JudgeScores, error) {
+func Rubric(ctx context.Context, c eval.Completer, query, answerText string, citations []answer.Evidence) (RubricScores, error) {
 	temp := 0.0
 	req := llm.Request{
-		Messages:    []llm.Message{{Role: llm.RoleUser, Content: JudgePrompt(query, answerText, citations)}},
+		Messages:    []llm.Message{{Role: llm.RoleUser, Content: RubricPrompt(query, answerText, citations)}},
 		Temperature: &temp,
 		JSON:        true,
 	}
@@ -126,34 +120,34 @@ func Judge(ctx context.Context, c Completer, query, answerText string, citations
 			resp.Text = "(JSON ではない応答)"
 		}
 	case err != nil:
-		return JudgeScores{}, fmt.Errorf("judge call: %w", err)
+		return RubricScores{}, fmt.Errorf("judge call: %w", err)
 	default:
-		var s JudgeScores
-		if s, perr = ParseJudge(resp.Text); perr == nil {
+		var s RubricScores
+		if s, perr = ParseRubric(resp.Text); perr == nil {
 			s.Model = resp.Model
 			return s, nil
 		}
 	}
 	req.Messages = append(req.Messages,
 		llm.Message{Role: llm.RoleAssistant, Content: resp.Text},
-		llm.Message{Role: llm.RoleUser, Content: judgeRetryMessage})
+		llm.Message{Role: llm.RoleUser, Content: RubricRetryMessage})
 	resp, err = c.Complete(ctx, req)
 	if err != nil {
-		return JudgeScores{}, fmt.Errorf("judge retry after an unreadable reply (%v): %w", perr, err)
+		return RubricScores{}, fmt.Errorf("judge retry after an unreadable reply (%v): %w", perr, err)
 	}
-	s, err := ParseJudge(resp.Text)
+	s, err := ParseRubric(resp.Text)
 	if err != nil {
-		return JudgeScores{}, fmt.Errorf("judge reply unreadable twice: %w", err)
+		return RubricScores{}, fmt.Errorf("judge reply unreadable twice: %w", err)
 	}
 	s.Model = resp.Model
 	return s, nil
 }
 
-// ErrJudgeMalformed is wrapped by ParseJudge when a reply holds no usable
+// ErrRubricMalformed is wrapped by ParseRubric when a reply holds no usable
 // scores.
-var ErrJudgeMalformed = errors.New("the judge's reply is not a JSON object with six scores from 0 to 100")
+var ErrRubricMalformed = errors.New("the judge's reply is not a JSON object with six scores from 0 to 100")
 
-// ParseJudge reads the judge's reply, repairing what it safely can:
+// ParseRubric reads the judge's reply, repairing what it safely can:
 //
 //   - text and ```json fences around the object are ignored (the first
 //     {...} object holding all six axes is used);
@@ -165,26 +159,13 @@ var ErrJudgeMalformed = errors.New("the judge's reply is not a JSON object with 
 // Every axis must be present and within 0–100. The model's own "average"
 // is ignored: Average is recomputed as the mean of the six axes, rounded to
 // one decimal place.
-func ParseJudge(text string) (JudgeScores, error) {
-	var firstErr error
-	for _, obj := range jsonObjects(text) {
-		s, err := scoresFromObject(obj)
-		if err == nil {
-			return s, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	if firstErr == nil {
-		firstErr = errors.New("no {...} object found")
-	}
-	return JudgeScores{}, fmt.Errorf("%w: %v", ErrJudgeMalformed, firstErr)
+func ParseRubric(text string) (RubricScores, error) {
+	return firstObject(text, scoresFromObject, ErrRubricMalformed)
 }
 
 var trailingComma = regexp.MustCompile(`,\s*([}\]])`)
 
-func scoresFromObject(obj string) (JudgeScores, error) {
+func scoresFromObject(obj string) (RubricScores, error) {
 	var m map[string]any
 	dec := json.NewDecoder(strings.NewReader(obj))
 	dec.UseNumber()
@@ -192,29 +173,29 @@ func scoresFromObject(obj string) (JudgeScores, error) {
 		dec = json.NewDecoder(strings.NewReader(trailingComma.ReplaceAllString(obj, "$1")))
 		dec.UseNumber()
 		if err2 := dec.Decode(&m); err2 != nil {
-			return JudgeScores{}, err
+			return RubricScores{}, err
 		}
 	}
 	lower := make(map[string]any, len(m))
 	for k, v := range m {
 		lower[strings.ToLower(strings.TrimSpace(k))] = v
 	}
-	var s JudgeScores
+	var s RubricScores
 	dst := []*float64{&s.Grounding, &s.Accuracy, &s.Completeness, &s.Safety, &s.Citation, &s.Conciseness}
 	sum := 0.0
-	for i, axis := range judgeAxes {
+	for i, axis := range rubricAxes {
 		raw, ok := lower[axis]
 		if !ok {
-			return JudgeScores{}, fmt.Errorf("no %q score", axis)
+			return RubricScores{}, fmt.Errorf("no %q score", axis)
 		}
 		v, ok := number(raw)
 		if !ok || math.IsNaN(v) || v < 0 || v > 100 {
-			return JudgeScores{}, fmt.Errorf("%s is %v, not a number from 0 to 100", axis, raw)
+			return RubricScores{}, fmt.Errorf("%s is %v, not a number from 0 to 100", axis, raw)
 		}
 		*dst[i] = v
 		sum += v
 	}
-	s.Average = round1(sum / float64(len(judgeAxes)))
+	s.Average = math.Round(sum/float64(len(rubricAxes))*10) / 10 // one decimal place
 	if r, ok := lower["reasoning"].(string); ok {
 		s.Reasoning = r
 	}
@@ -231,51 +212,4 @@ func number(v any) (float64, bool) {
 		return f, err == nil
 	}
 	return 0, false
-}
-
-// jsonObjects returns the balanced {...} spans of text that lie outside
-// JSON strings, outermost first, in order.
-func jsonObjects(text string) []string {
-	var out []string
-	b := []byte(text)
-	for start := bytes.IndexByte(b, '{'); start >= 0; {
-		end := matchBrace(b, start)
-		if end < 0 {
-			break
-		}
-		out = append(out, string(b[start:end+1]))
-		next := bytes.IndexByte(b[end+1:], '{')
-		if next < 0 {
-			break
-		}
-		start = end + 1 + next
-	}
-	return out
-}
-
-// matchBrace returns the index of the } closing the { at b[start], or -1.
-func matchBrace(b []byte, start int) int {
-	depth, inStr, esc := 0, false, false
-	for i := start; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case inStr && esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case inStr && c == '"':
-			inStr = false
-		case inStr:
-		case c == '"':
-			inStr = true
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
 }

@@ -1,4 +1,4 @@
-package metrics
+package judge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shirube/shirube/internal/eval/metrics"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 )
@@ -20,8 +21,8 @@ func newJudgeServer(t *testing.T, text string) *llmtest.Server {
 	})
 }
 
-// httpJudge is an LLMJudge using the real OpenAI client against srv.
-func httpJudge(t *testing.T, srv *llmtest.Server) LLMJudge {
+// httpJudge is a ChecklistLLM using the real OpenAI client against srv.
+func httpJudge(t *testing.T, srv *llmtest.Server) ChecklistLLM {
 	t.Helper()
 	c, err := llm.NewOpenAI(llm.OpenAIConfig{APIKey: "sk-test", BaseURL: srv.BaseURL(), MaxRetries: -1,
 		Sleep: func(context.Context, time.Duration) error {
@@ -31,21 +32,21 @@ func httpJudge(t *testing.T, srv *llmtest.Server) LLMJudge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return LLMJudge{LLM: c, Model: "gpt-test-judge"}
+	return ChecklistLLM{LLM: c, Model: "gpt-test-judge"}
 }
 
 var httpItems = []string{"監査ログは1年間保存する", "保存先はSIEM", "削除には承認が必要"}
 
 const httpAnswer = "監査ログは1年間保存します [1]。削除には上長の承認が必要です [2]。なお、バックアップは毎日取得します。"
 
-// TestLLMJudgeOverHTTP drives LLMJudge and EvaluateChecklist through the
+// TestChecklistLLMOverHTTP drives ChecklistLLM and EvaluateChecklist through the
 // real OpenAI client against a fake chat completions server.
-func TestLLMJudgeOverHTTP(t *testing.T) {
+func TestChecklistLLMOverHTTP(t *testing.T) {
 	// Items in shuffled order: the verdict is placed by "index".
 	srv := newJudgeServer(t, `{"items":[{"index":3,"present":true},{"index":1,"present":true},{"index":2,"present":false}],
 		"extra_points":["バックアップは毎日取得する"],"reason":"保存先が書かれていない"}`)
-	in := ChecklistInput{Items: httpItems, Answer: httpAnswer}
-	c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), in)
+	in := metrics.ChecklistInput{Items: httpItems, Answer: httpAnswer}
+	c, err := metrics.EvaluateChecklist(t.Context(), httpJudge(t, srv), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestLLMJudgeOverHTTP(t *testing.T) {
 	if req.Model != "gpt-test-judge" || body["temperature"] != 0.0 {
 		t.Errorf("model %v, temperature %v", req.Model, body["temperature"])
 	}
-	if req.System != judgeSystem {
+	if req.System != checklistSystem {
 		t.Errorf("system prompt = %q", req.System)
 	}
 	wantUser := "Checklist:\n1. 監査ログは1年間保存する\n2. 保存先はSIEM\n3. 削除には承認が必要\n\nAnswer:\n" + httpAnswer
@@ -83,10 +84,10 @@ func TestLLMJudgeOverHTTP(t *testing.T) {
 	}
 }
 
-// TestLLMJudgeOverHTTPMalformed: a verdict that is not exactly the
+// TestChecklistLLMOverHTTPMalformed: a verdict that is not exactly the
 // documented object is asked for once more; twice malformed is an error,
 // never zero counts.
-func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
+func TestChecklistLLMOverHTTPMalformed(t *testing.T) {
 	tests := []struct{ name, reply, err string }{
 		{"short", `{"items":[{"index":1,"present":true},{"index":2,"present":true}],"extra_points":[]}`, "2 verdicts for 3 items"},
 		{"repeated index", `{"items":[{"index":1,"present":true},{"index":1,"present":false},{"index":2,"present":true}]}`, "repeated item index 1"},
@@ -99,11 +100,11 @@ func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newJudgeServer(t, tt.reply)
-			c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), ChecklistInput{Items: httpItems, Answer: httpAnswer})
+			c, err := metrics.EvaluateChecklist(t.Context(), httpJudge(t, srv), metrics.ChecklistInput{Items: httpItems, Answer: httpAnswer})
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
 				t.Fatalf("err = %v; want one containing %q", err, tt.err)
 			}
-			if !reflect.DeepEqual(c, Checklist{}) {
+			if !reflect.DeepEqual(c, metrics.Checklist{}) {
 				t.Errorf("a failed verdict produced metrics: %+v", c)
 			}
 			if n := srv.Calls(); n != 2 {
@@ -116,10 +117,10 @@ func TestLLMJudgeOverHTTPMalformed(t *testing.T) {
 	}
 }
 
-// TestLLMJudgeOverHTTPRetry: a malformed verdict, then a valid one: the
+// TestChecklistLLMOverHTTPRetry: a malformed verdict, then a valid one: the
 // retry shows the model its reply and what was wrong, and the second
 // verdict counts.
-func TestLLMJudgeOverHTTPRetry(t *testing.T) {
+func TestChecklistLLMOverHTTPRetry(t *testing.T) {
 	replies := []string{
 		`{"items":[{"index":1,"present":true}],"extra_points":[]}`,
 		`{"items":[{"index":1,"present":true},{"index":2,"present":false},{"index":3,"present":true}],"extra_points":[],"reason":"ok"}`,
@@ -127,7 +128,7 @@ func TestLLMJudgeOverHTTPRetry(t *testing.T) {
 	srv := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Text: replies[min(r.Calls, len(replies))-1]}
 	})
-	c, err := EvaluateChecklist(t.Context(), httpJudge(t, srv), ChecklistInput{Items: httpItems, Answer: httpAnswer})
+	c, err := metrics.EvaluateChecklist(t.Context(), httpJudge(t, srv), metrics.ChecklistInput{Items: httpItems, Answer: httpAnswer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,4 +145,10 @@ func TestLLMJudgeOverHTTPRetry(t *testing.T) {
 		!strings.Contains(msgs[3].Text, "1 verdicts for 3 items") || !strings.Contains(msgs[3].Text, "indices 1..3") {
 		t.Errorf("retry conversation %+v", msgs)
 	}
+}
+
+// checklistCells are the ratio cells of a checklist result, in the order
+// recall, precision, F1, accuracy, specificity.
+func checklistCells(c metrics.Checklist) []string {
+	return []string{c.Recall.Cell(), c.Precision.Cell(), c.F1.Cell(), c.Accuracy.Cell(), c.Specificity.Cell()}
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const batchInput = `Question,Ground Truth,Reference Document,Page,Checklist
+アカウントロックアウトのしきい値は何回ですか？,連続10回の失敗でロックされる,database/runbooks/account_lockout/page_001.md,1,"- しきい値
+- 10回"
+インシデントを認知してからチケットを起票するまでの期限は？,15分以内に起票する,database/runbooks/incident_response/page_001.md,1,"- 15分以内
+- 起票"
+公衆無線LANでVPNを使うときの注意は？,必ずVPNを接続してから業務システムにアクセスする,database/runbooks/log_retention/page_001.md,1,"- VPN
+- 業務システム"
+`
+
+// testBatchAskOptimizeUndo: a ground-truth CSV gives the seed 000 results
+// and summary CSVs; the missed third row is optimised automatically, and
+// optimize --undo restores the database tree.
+func testBatchAskOptimizeUndo(t *testing.T, ws string) {
+	before := tree(t, filepath.Join(ws, "database"))
+	if err := os.WriteFile("input.csv", []byte(batchInput), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "ask", "input.csv", "--workers", "2", "--logs", "logs")
+
+	results := field(t, out, "results")
+	if !strings.HasPrefix(filepath.ToSlash(results), "results/input_results_") || !strings.HasSuffix(results, ".csv") {
+		t.Errorf("results file %q, want results/input_results_YYYYMMDD_HHMMSS.csv", results)
+	}
+	header, rows := readCSV(t, results)
+	seedCols := []string{"Question", "Ground Truth", "Reference Document", "Page", "Checklist",
+		"RAG Answer", "Retrieved Files", "Checklist Recall", "Checklist Precision", "Checklist TP", "Checklist FP", "Checklist FN",
+		"Ref Recall", "Ref Precision", "Ref Specificity", "Ref TP", "Ref TN", "Ref FP", "Ref FN", "Evaluation Reason"}
+	if len(header) < len(seedCols) || !slices.Equal(header[:len(seedCols)], seedCols) {
+		t.Errorf("results header = %v\nwant it to start with the seed columns %v", header, seedCols)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("results have %d rows, want 3", len(rows))
+	}
+	recall, retrieved, answer := col(t, header, "Ref Recall"), col(t, header, "Retrieved Files"), col(t, header, "RAG Answer")
+	if rows[0][recall] != "1" || !strings.Contains(rows[0][retrieved], "database/runbooks/account_lockout/page_001.md") {
+		t.Errorf("row 1: Ref Recall %q, retrieved %q; want the lockout page found", rows[0][recall], rows[0][retrieved])
+	}
+	if !strings.Contains(rows[0][answer], "10") {
+		t.Errorf("row 1 answer %q does not state the threshold", rows[0][answer])
+	}
+	if rows[2][recall] != "0" {
+		t.Errorf("row 3 Ref Recall = %q, want 0 (its reference is the wrong page on purpose)", rows[2][recall])
+	}
+
+	summary := field(t, out, "summary")
+	sh, srows := readCSV(t, summary)
+	if !slices.Equal(sh, []string{"Metric", "Value", "Rows"}) {
+		t.Errorf("summary header = %v", sh)
+	}
+	metricsSeen := map[string]string{}
+	for _, r := range srows {
+		metricsSeen[r[0]] = r[1]
+	}
+	if metricsSeen["Ref Recall"] != "0.6667" {
+		t.Errorf("summary Ref Recall = %q, want 0.6667 (2 of 3 rows)", metricsSeen["Ref Recall"])
+	}
+
+	// The automatic optimisation copied the missed page and recorded the alias.
+	if !strings.Contains(out, "folder optimisation: 1 of 1 missed question(s) optimised") {
+		t.Errorf("no optimisation report in:\n%s", out)
+	}
+	oh, orows := readCSV(t, field(t, out, "optimized CSV"))
+	alias := orows[2][col(t, oh, "Optimized Reference Document")]
+	orig, cp, ok := strings.Cut(alias, "|")
+	if !ok || orig != "database/runbooks/log_retention/page_001.md" {
+		t.Fatalf("Optimized Reference Document = %q, want original|copy", alias)
+	}
+	if _, err := os.Stat(filepath.FromSlash(cp)); err != nil {
+		t.Errorf("copy %s: %v", cp, err)
+	}
+	if got := tree(t, filepath.Join(ws, "database")); slices.Equal(got, before) {
+		t.Error("the database tree did not change")
+	}
+	// Seed 000: the input CSV itself got the column, and a backup of it
+	// was kept beside it.
+	if p := field(t, out, "optimized CSV"); p != "input.csv" {
+		t.Errorf("optimized CSV %s; want the input updated", p)
+	}
+	backups, _ := filepath.Glob("input_backup_*.csv")
+	if len(backups) != 1 {
+		t.Fatalf("backups %v; want one", backups)
+	} else if b, _ := os.ReadFile(backups[0]); string(b) != batchInput {
+		t.Errorf("backup differs from the input as it was")
+	}
+	// The index was refreshed: search finds the copy at once.
+	const retention = "ログの保存期間は？"
+	if !strings.Contains(out, "index refreshed") || !strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after optimize the index does not hold the copy %s", cp)
+	}
+
+	manifest := field(t, out, "manifest")
+	uout := mustRun(t, "optimize", "--undo", manifest)
+	if !strings.Contains(uout, "removed "+cp) {
+		t.Errorf("undo output does not name %s:\n%s", cp, uout)
+	}
+	if !strings.Contains(uout, "index refreshed") || strings.Contains(mustRun(t, "search", "--k", "20", retention), cp) {
+		t.Errorf("after undo the index still returns the deleted copy %s", cp)
+	}
+	if got := tree(t, filepath.Join(ws, "database")); !slices.Equal(got, before) {
+		t.Errorf("after undo the database tree is\n%v\nwant\n%v", got, before)
+	}
+
+	// The stand-alone command does the same on the results CSV.
+	out2 := mustRun(t, "optimize", results)
+	m2 := field(t, out2, "manifest")
+	mustRun(t, "optimize", "--undo", m2)
+	if got := tree(t, filepath.Join(ws, "database")); !slices.Equal(got, before) {
+		t.Errorf("after the second undo the database tree is\n%v\nwant\n%v", got, before)
+	}
+
+	// --no-optimize leaves the tree alone.
+	out3 := mustRun(t, "ask", "input.csv", "--no-optimize", "--logs", "logs")
+	if strings.Contains(out3, "manifest:") || !slices.Equal(tree(t, filepath.Join(ws, "database")), before) {
+		t.Errorf("--no-optimize changed the database:\n%s", out3)
+	}
+
+	// The visible command `batch` is `ask input.csv` under its own name:
+	// the same report, apart from the new files' names.
+	out4 := mustRun(t, "batch", "input.csv", "--no-optimize", "--logs", "logs")
+	files := regexp.MustCompile(`(?m)^(results|summary): .*$`)
+	if got, want := files.ReplaceAllString(out4, "$1: F"), files.ReplaceAllString(out3, "$1: F"); got != want {
+		t.Errorf("batch input.csv reports\n%s\nask input.csv reports\n%s", got, want)
+	}
+	if !slices.Equal(tree(t, filepath.Join(ws, "database")), before) {
+		t.Error("batch --no-optimize changed the database")
+	}
+}
+
+// TestBatchHelp: batch evaluation is a command of its own, listed in the
+// help, and its help says that it may add page copies to the database
+// unless --no-optimize.
+func TestBatchHelp(t *testing.T) {
+	offlineEnv(t)
+	root := mustRun(t, "--help")
+	if !regexp.MustCompile(`(?m)^\s+batch\s+.*page copies.*--no-optimize`).MatchString(root) {
+		t.Errorf("root help does not list batch with its page-copy warning:\n%s", root)
+	}
+	help := mustRun(t, "batch", "--help")
+	for _, w := range []string{"batch input.csv", "ADDS COPIES", "page\ndatabase", "--no-optimize", "shirube ask input.csv", "--resume", "--workers"} {
+		if !strings.Contains(help, w) {
+			t.Errorf("batch --help lacks %q:\n%s", w, help)
+		}
+	}
+	if ask := mustRun(t, "ask", "--help"); !strings.Contains(ask, "page copies to the page database unless --no-optimize") {
+		t.Errorf("ask --help does not warn that ask input.csv may add page copies:\n%s", ask)
+	}
+	if _, _, err := run(t, "", "batch"); err == nil {
+		t.Error("batch without an input CSV succeeded")
+	}
+}

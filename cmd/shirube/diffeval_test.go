@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/shirube/shirube/internal/index"
+)
+
+const tinyCases = `{"version": "0.1", "cases": [
+ {"id": "c1", "question": "アカウントロックアウトのしきい値は何回ですか", "expected_keywords": ["10回"]},
+ {"id": "c2", "question": "重大度の判定基準は何ですか", "expected_keywords": ["重大度"]}]}`
+
+// testDiffEvalAllSkipped: when no answer of a configuration can be
+// evaluated — here every question is outside the corpus, so every answer
+// is the insufficient-evidence refusal (SKIPPED); an LLM that is down with
+// no fallback or an index of other documents end the same way — diff-eval
+// compared nothing and must exit non-zero, saying why on stderr.
+func testDiffEvalAllSkipped(t *testing.T) {
+	os.WriteFile("cases.json", []byte(`{"version": "0.1", "cases": [
+ {"id": "q1", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["冷却"]},
+ {"id": "q2", "question": "量子コンピュータの冷却装置の保守手順を教えてください", "expected_keywords": ["保守"]}]}`), 0o644)
+	out, _, err := run(t, "", "diff-eval", "--cases", "cases.json", "--a", ".shirube", "--b", ".shirube", "--runs", "1", "--out-dir", "cmp", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code == 0 || !strings.Contains(ec.msg, "was SKIPPED") || !strings.Contains(ec.msg, "nothing was compared") {
+		t.Fatalf("diff-eval with every case skipped: err %v; want a non-zero exit saying every case was SKIPPED\n%s", err, out)
+	}
+}
+
+func testDiffEval(t *testing.T) {
+	os.WriteFile("cases.json", []byte(tinyCases), 0o644)
+
+	// Two existing indexes (the same one twice): every metric is equal.
+	out := mustRun(t, "diff-eval", "--cases", "cases.json", "--a", ".shirube", "--b", ".shirube", "--runs", "2", "--out-dir", "cmp", "--logs", "logs")
+	if !regexp.MustCompile(`(?m)^evidence_hit_rate\s+\S+\s+\S+\s+\+0\.0000\s+=`).MatchString(out) {
+		t.Errorf("identical configurations differ:\n%s", out)
+	}
+
+	// Default: the data folder indexed twice, HTML as text and as Markdown.
+	out = mustRun(t, "diff-eval", "--cases", "cases.json", "--data", "data", "--runs", "1", "--out-dir", "cmp2", "--logs", "logs", "--work", "work")
+	for _, want := range []string{"html-text: PASS", "markdown: PASS", "report: cmp2/diff_eval_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff-eval output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, mode := range []string{"text", "markdown"} {
+		m, err := index.ReadMeta(filepath.Join("work", mode, "index"))
+		if err != nil || m.HTMLMode != mode {
+			t.Errorf("%s index: HTML mode %q, err %v", mode, m.HTMLMode, err)
+		}
+	}
+	for _, ext := range []string{".json", ".md", ".png"} {
+		if m, _ := filepath.Glob("cmp2/diff_eval_*" + ext); len(m) != 1 {
+			t.Errorf("report files *%s: %v", ext, m)
+		}
+	}
+
+	// A case file whose corpus is missing needs --data.
+	os.WriteFile("nocorpus.json", []byte(strings.Replace(tinyCases, `"version": "0.1",`, `"version": "0.1", "corpus": "no/such/dir",`, 1)), 0o644)
+	_, _, err := run(t, "", "diff-eval", "--cases", "nocorpus.json")
+	if err == nil || !strings.Contains(err.Error(), "--data") {
+		t.Errorf("missing corpus: %v", err)
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shirube/shirube/internal/llmtest"
+)
+
+const failingDataset = `{"version": "1.0", "test_cases": [
+ {"id": "f1", "category": "normal", "query": "アカウントロックアウトのしきい値は何回ですか？",
+  "expected_citations": ["runbooks/no_such_page.md"], "expected_keywords": ["存在しない語句"],
+  "expected_flags": {"insufficient_evidence": true, "ambiguous_query": false}}]}`
+
+// copyEvalDataset puts the repository's eval dataset at eval/eval_dataset.json.
+func copyEvalDataset(t *testing.T, repo string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repo, "eval", "eval_dataset.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll("eval", 0o755)
+	os.WriteFile("eval/eval_dataset.json", b, 0o644)
+}
+
+func testEvalDataset(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
+
+	out := mustRun(t, "eval", "eval/eval_dataset.json", "--logs", "logs")
+	if !strings.Contains(out, ": PASS — results in ") {
+		t.Errorf("offline eval did not pass:\n%s", out)
+	}
+	matches, _ := filepath.Glob("eval/evaluation_results_*.json")
+	if len(matches) != 1 {
+		t.Fatalf("results files %v, want one", matches)
+	}
+	var res struct {
+		Verdict string `json:"verdict"`
+		Judge   string `json:"judge"`
+	}
+	jb, _ := os.ReadFile(matches[0])
+	if err := json.Unmarshal(jb, &res); err != nil || res.Verdict != "PASS" || res.Judge != "deterministic" {
+		t.Errorf("results file: verdict %q judge %q err %v", res.Verdict, res.Judge, err)
+	}
+
+	os.WriteFile("bad.json", []byte(failingDataset), 0o644)
+	_, _, err := run(t, "", "eval", "bad.json", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != 1 || !strings.Contains(ec.msg, "FAIL") {
+		t.Errorf("failing dataset: err %v, want exit code 1 with FAIL", err)
+	}
+}
+
+// testEvalJudgeDown: eval --judge llm against a fake OpenAI server whose
+// every judge call fails with HTTP 500. The answers come from the same
+// server; the run must end with ExitJudgeFailed, not PASS.
+func testEvalJudgeDown(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.User, "SOC運用RAGシステムの評価者") {
+			return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "judge overloaded"}
+		}
+		return fakeOpenAIReply(r)
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	_, _, err := run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != ExitJudgeFailed || !strings.Contains(ec.msg, "LLM judge") || !strings.Contains(ec.msg, "judge overloaded") {
+		t.Fatalf("eval with the judge down: err %v; want exit %d naming the judge failure", err, ExitJudgeFailed)
+	}
+	matches, _ := filepath.Glob("eval/evaluation_results_*.json")
+	if len(matches) != 1 {
+		t.Fatalf("results files %v, want one", matches)
+	}
+	var res struct {
+		Verdict     string `json:"verdict"`
+		Judged      int    `json:"judged"`
+		JudgeFailed int    `json:"judge_failed"`
+		Total       int    `json:"total"`
+		Cases       []struct {
+			ScoredBy string `json:"scored_by"`
+			Passed   bool   `json:"passed"`
+		} `json:"cases"`
+	}
+	jb, _ := os.ReadFile(matches[0])
+	if err := json.Unmarshal(jb, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != "ERROR" || res.Judged != 0 || res.JudgeFailed != res.Total || res.Total == 0 {
+		t.Errorf("results: verdict %s, judged %d, judge_failed %d of %d", res.Verdict, res.Judged, res.JudgeFailed, res.Total)
+	}
+	for i, c := range res.Cases {
+		if c.ScoredBy != "deterministic-fallback" || c.Passed {
+			t.Errorf("case %d scored by %q, passed %t", i, c.ScoredBy, c.Passed)
+		}
+	}
+}

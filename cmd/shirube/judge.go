@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/eval/judge"
+)
+
+// noJudgeKey is the seed 001-style message when the LLM judge has no key.
+const noJudgeKey = `Error: the LLM judge needs an API key, and none is set.
+Set ANTHROPIC_API_KEY (Claude Sonnet is the default judge) in the environment or in .env,
+or OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) and --provider openai.
+To score offline without an LLM, run: shirube judge --judge lexical`
+
+// wire: the judge's provider rule differs from config.LLMProvider's
+// (Anthropic first here, OpenAI first there); route this call to the one
+// provider rule of wire.go.
+//
+// judgeProvider picks the judge's provider: --provider / SHIRUBE_PROVIDER,
+// else Anthropic when its key is set (seed 001 uses Claude), else an
+// OpenAI-compatible server when its key is set.
+func judgeProvider(cfg config.Config) string {
+	switch {
+	case cfg.Provider != "":
+		return cfg.Provider
+	case cfg.AnthropicKey != "":
+		return "anthropic"
+	case cfg.OpenAIKey != "":
+		return "openai"
+	}
+	return ""
+}
+
+func newJudgeCmd(g *globals) *cobra.Command {
+	var o judge.Options
+	var delay time.Duration
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "judge",
+		Short: "Score RAG answers against ground truth: binary precision, recall and accuracy (LLM or lexical judge)",
+		Long: `judge reads questions.csv, ground_truth.csv and rag_answers.csv (joined by
+Question Number), shows what it found with an estimated cost, asks
+"Proceed? [Y/n]" (--yes skips it), and scores each answer with three binary
+metrics. Results go to Evaluation_Runs/precision_scores_YYYYMMDD_HHMMSS.csv
+with #SUMMARY rows on top; rag_eval.log is the debug log. An interrupted run
+resumes from its checkpoint.
+
+The default judge is Claude Sonnet through ANTHROPIC_API_KEY; with
+--provider openai (or only OPENAI_API_KEY set) an OpenAI-compatible server
+judges. --judge lexical scores offline by word overlap, without any LLM.
+An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Out, o.In = cmd.OutOrStdout(), cmd.InOrStdin()
+			o.Seed = seed
+			o.Delay = delay
+			if delay <= 0 {
+				o.Delay = -1 // no pause
+			}
+			if strings.ToLower(o.Judge) != judge.JudgeLexical {
+				cfg := g.cfg
+				cfg.Provider = judgeProvider(cfg)
+				if cfg.Provider == "" {
+					return exitCode{code: 1, msg: noJudgeKey}
+				}
+				m, name, err := newChatModel(cfg)
+				if err != nil {
+					msg := err.Error()
+					if !strings.HasPrefix(msg, "Error:") {
+						msg = "Error: " + msg
+					}
+					return exitCode{code: 1, msg: msg + "\nTo score offline without an LLM, run: shirube judge --judge lexical"}
+				}
+				o.Completer = m
+				o.Model = name
+			}
+			if _, err := judge.Run(cmd.Context(), o); err != nil {
+				if errors.Is(err, judge.ErrDeclined) {
+					return exitCode{code: 1, msg: err.Error()}
+				}
+				return userError(err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.QuestionsCSV, "questions", judge.DefaultQuestionsCSV, "questions CSV (Question Number, Question)")
+	f.StringVar(&o.GroundTruthCSV, "ground-truth", judge.DefaultGroundTruthCSV, "ground truth CSV (Question Number, Ground Truth)")
+	f.StringVar(&o.AnswersCSV, "answers", judge.DefaultAnswersCSV, "RAG answers CSV (Question Number, RAG Answer), e.g. from shirube convert")
+	f.StringVar(&o.OutputDir, "output-dir", judge.DefaultOutputDir, "folder for precision_scores_*.csv")
+	f.StringVar(&o.LogFile, "log", judge.DefaultLogFile, "debug log, overwritten each run")
+	f.StringVar(&o.PromptFile, "prompt", "", "prompt file (default: evaluation_prompt.txt if present, else built-in)")
+	f.StringVar(&o.Judge, "judge", judge.JudgeLLM, "llm or lexical (offline word overlap)")
+	f.BoolVarP(&o.Yes, "yes", "y", false, "answer yes to the resume and proceed prompts")
+	f.Uint64Var(&seed, "seed", 0, "seed of the random evaluation order (0 = random; the seed used is printed)")
+	f.DurationVar(&delay, "delay", judge.DefaultDelay, "pause between model calls (0 = none)")
+	f.String("provider", "", "anthropic (default when ANTHROPIC_API_KEY is set) or openai")
+	f.String("model", "", "sonnet (default), haiku, opus or a model id; for openai e.g. gpt-4o-mini")
+	return cmd
+}
