@@ -127,7 +127,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
 
-	cmd.AddCommand(scale, newScaleChildCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
+	cmd.AddCommand(scale, newScaleChildCmd(), newReplicateCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
 }
 
 // printRefusal prints a refusal report as one table per holdout protocol.
@@ -319,4 +319,35 @@ func writePNG(path string, curve bench.ScaleCurve) error {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
+}
+
+// newReplicateCmd is `bench replicate`: a fixed replicated index for
+// whole-process timings (the old `bench scale --dir … --chunks N --out DIR`).
+func newReplicateCmd() *cobra.Command {
+	var dir, out string
+	var n int
+	cmd := &cobra.Command{
+		Use:   "replicate --dir DIR --chunks N --out DIR",
+		Short: "Write an index of a BEIR corpus repeated to N chunks (for cold-start timings; measures nothing)",
+		Long: `replicate indexes the documents of a BEIR-layout corpus, one chunk each
+(title + text, as bench beir does), repeated up to --chunks with renamed
+copies, and saves the index to --out. It times nothing: it makes fixed
+indexes for whole-process timings (scripts/coldstart.sh). Copies never grow
+the vocabulary; for a scale curve use bench scale --corpus.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			got, err := bench.Replicate(cmd.Context(), dir, n, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote an index of %d chunks to %s\n", got, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
+	cmd.Flags().IntVar(&n, "chunks", 0, "chunks to write (0 = one per document)")
+	cmd.Flags().StringVar(&out, "out", "", "index folder to write")
+	cmd.MarkFlagRequired("dir")
+	cmd.MarkFlagRequired("out")
+	return cmd
 }

@@ -316,3 +316,20 @@ func TestBenchScaleFlags(t *testing.T) {
 		t.Errorf("folder without index.tsv: %v", err)
 	}
 }
+
+// TestBenchReplicate writes a replicated JSQuAD index that `search` opens.
+func TestBenchReplicate(t *testing.T) {
+	if _, err := os.Stat(jsquadDir); err != nil {
+		t.Skip("dataset not present")
+	}
+	offlineEnv(t)
+	dir := filepath.Join(t.TempDir(), "ix")
+	out := mustRun(t, "bench", "replicate", "--dir", jsquadDir, "--chunks", "1500", "--out", dir)
+	if !strings.Contains(out, "1500 chunks") {
+		t.Fatalf("replicate printed %q", out)
+	}
+	got := mustRun(t, "search", "--index", dir, "--json", "梅雨")
+	if !strings.Contains(got, "#1") && !strings.Contains(got, "#0") {
+		t.Errorf("search on the replicated index found no copies:\n%s", got)
+	}
+}

@@ -515,3 +515,30 @@ func MergeCurves(cs []ScaleCurve) (ScaleCurve, error) {
 	slices.SortStableFunc(out.Points, func(a, b ScalePoint) int { return a.Files - b.Files })
 	return out, nil
 }
+
+// Replicate writes an index of a BEIR corpus's documents (one chunk each,
+// as `bench beir` indexes them) repeated up to n chunks into dir, the
+// copies renamed. It measures nothing: it makes fixed indexes for
+// whole-process timings such as scripts/coldstart.sh (the copies never grow
+// the vocabulary, so use `bench scale --corpus` for a scale curve).
+func Replicate(ctx context.Context, dataset string, n int, dir string) (int, error) {
+	ds, err := loadDataset(dataset)
+	if err != nil {
+		return 0, err
+	}
+	base := DocChunks(ds)
+	if len(base) == 0 {
+		return 0, fmt.Errorf("%s has no documents", dataset)
+	}
+	if n <= 0 {
+		n = len(base)
+	}
+	ix, err := index.FromChunks(ctx, replicate(base, n), index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		return 0, err
+	}
+	if err := ix.Save(ctx, dir); err != nil {
+		return 0, fmt.Errorf("save index to %s: %w", dir, err)
+	}
+	return ix.Len(), nil
+}
