@@ -57,6 +57,7 @@ fuzz:
 	$(GO) test ./internal/chunk -run '^$$' -fuzz FuzzSplit -fuzztime 30s
 	$(GO) test ./internal/document -run '^$$' -fuzz FuzzLayoutPDFPage -fuzztime 30s
 	$(GO) test ./internal/document -run '^$$' -fuzz FuzzStructureLegal -fuzztime 30s
+	$(GO) test ./internal/document -run '^$$' -fuzz FuzzParseBBoxLayout -fuzztime 30s
 	$(GO) test ./internal/analysis -run '^$$' -fuzz FuzzDecodeFlat -fuzztime 30s
 	$(GO) test ./internal/index -run '^$$' -fuzz FuzzChunkFile -fuzztime 30s
 

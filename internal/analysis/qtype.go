@@ -131,7 +131,7 @@ const numeral = `(?:[0-9][0-9,.]*|[〇零一二三四五六七八九十百千万
 
 var (
 	anyQuantityRe  = regexp.MustCompile(numeral + `\s*(?:[^\s0-9,.。、]{1,4})`)
-	dateExprRe     = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
+	dateExprRe     = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
 	penaltyExprRe  = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
 	whoExprRe      = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営`)
 	definitionExpr = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
@@ -250,13 +250,13 @@ func DefinedTerm(q string) string {
 
 // Defines reports whether a normalised sentence defines term: it opens
 // with the term (after an item number) followed by a space or 「とは」, as
-// legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」),
-// or it says 「term」とは / 「term」をいう.
+// legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」,
+// a glossary table's row 「| 多要素認証 | 意味: …」), or it says 「term」とは / 「term」をいう.
 func Defines(norm, term string) bool {
 	if term == "" {
 		return false
 	}
-	t := strings.TrimLeft(norm, "〇一二三四五六七八九十0123456789()（）.、 　")
+	t := strings.TrimLeft(norm, "〇一二三四五六七八九十0123456789()（）.、 　|")
 	if rest, ok := strings.CutPrefix(t, term); ok && (rest == "" || strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "　") || strings.HasPrefix(rest, "とは") || strings.HasPrefix(rest, "(")) {
 		return true
 	}

@@ -56,6 +56,7 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		{"何％ですか", "レベル 2 以上が 89.6% を占めています", true},
 		{"いつから適用されていますか", "平成 13 年 4 月 1 日から適用し", true},
 		{"いつまでですか", "届出書を提出する", false},
+		{"いつまで使える措置ですか", "適用期限のない恒久的な措置となります", true}, // no end date is an answer
 		{"どんな罰則がありますか", "三年以下の懲役又は三百万円以下の罰金に処する", true},
 		{"どんな罰則がありますか", "製造し、又は使用してはならない", false},
 	}
@@ -81,6 +82,8 @@ func TestDefinitionsAndArticles(t *testing.T) {
 		{"この法律において「行政指導」とは、…をいう。", true},
 		{"行政指導指針（同一の行政目的を…）", false},
 		{"当該行政指導の趣旨を示す。", false},
+		{"| 行政指導 | 意味: 行政機関がその任務の範囲内において…", true}, // a glossary table's row
+		{"| 指針 | 意味: 行政指導に共通してその内容となるべき事項", false},
 	} {
 		if got := Defines(Normalize(tt.text), "行政指導"); got != tt.want {
 			t.Errorf("Defines(%q) = %v, want %v", tt.text, got, tt.want)

@@ -1,5 +1,10 @@
 package analysis
 
+import (
+	"regexp"
+	"strings"
+)
+
 // requestWords are the words of how a question is asked rather than what it
 // asks about (「方法」「手順」「教える」…). Retrieval leaves them out of the
 // evidence coverage and answers do not list them as unknowns:
@@ -21,3 +26,22 @@ var requestWords = map[string]bool{
 // is asked (「方法」「手順」「教える」, "how") rather than of what it asks
 // about.
 func IsRequestWord(term string) bool { return requestWords[term] }
+
+// requestPhraseRe matches how a question asks politely for an answer at the
+// end of a clause: 「…を教えてください」「…について知りたいです」「…をお願いします」.
+var requestPhraseRe = regexp.MustCompile(`(?:を|について|に関して|は)?(?:教えて(?:ください|下さい|くださいませんか|いただけますか|もらえますか|ほしい(?:です)?)?|知りたい(?:です)?|お願い(?:します|いたします))(?:[。．.!！?？\s]|$)`)
+
+// SearchQuery returns the question without the phrases that only ask for
+// an answer (「定義を教えてください」→「定義」): their words — and the
+// character n-grams of 「教えてください」 — would match every passage that
+// asks the same way (the questions of a Q&A document, a table of contents)
+// rather than the passage that answers. A question that is nothing but such
+// a phrase stays as it is.
+func SearchQuery(q string) string {
+	out := strings.TrimSpace(requestPhraseRe.ReplaceAllString(q, "。"))
+	out = strings.TrimRight(out, "。")
+	if strings.TrimSpace(out) == "" {
+		return q
+	}
+	return out
+}

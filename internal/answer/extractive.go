@@ -6,6 +6,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"math"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -136,6 +137,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed {
 					continue // a PDF title, page header or table cell, not a statement
 				}
+				if tocEntry.MatchString(s) {
+					continue // a table-of-contents entry points at the answer, it holds none
+				}
 				cands = append(cands, &candidate{
 					chunk: ci, pos: pos, line: li, text: s,
 					runes: utf8.RuneCountInString(s),
@@ -174,6 +178,11 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 			c.rel = c.cov*typeFactor(qtype, c.typed) + e.opt.RankBonus/float64(c.chunk+1)
 			if c.defines {
 				c.rel *= definitionBonus
+			}
+			if isQuestion(c.text) {
+				// A question in the evidence (an FAQ's 「問３．…ですか。」)
+				// repeats the user's words but answers nothing.
+				c.rel *= questionFactor
 			}
 		}
 	}
@@ -300,6 +309,27 @@ func referringPenalty(cands []*candidate, best *candidate, results []retrieve.Re
 		}
 	}
 	return nil
+}
+
+// tocEntry matches a table-of-contents entry: a title and its page number
+// joined by a run of leader characters (「問 21．… ______ 14」「２.１ 原則 ..... 4」).
+var tocEntry = regexp.MustCompile(`[_＿]{5,}|[.．・…‥]{5,}|(?:\. ){4,}`)
+
+// questionFactor scales the relevance of a sentence that is itself a
+// question.
+const questionFactor = 0.5
+
+// isQuestion reports whether a sentence asks rather than states: it ends
+// with a question mark, or with 「か。」 or 「ください。」 after a request
+// (「…できますか。」「…を教えてください。」).
+func isQuestion(s string) bool {
+	s = strings.TrimRight(strings.TrimSpace(s), " 　")
+	for _, end := range []string{"？", "?", "か。", "か.", "ますか", "ですか", "教えてください。", "教えて下さい。"} {
+		if strings.HasSuffix(s, end) {
+			return true
+		}
+	}
+	return false
 }
 
 // definitionBonus multiplies the relevance of a sentence that defines the

@@ -369,3 +369,21 @@ func TestComposeNumberedSteps(t *testing.T) {
 		t.Errorf("compose:\n got %q\nwant %q", text, want)
 	}
 }
+
+// TestExtractiveSkipsQuestionsAndContents: an FAQ's own question line and a
+// table-of-contents entry repeat the user's words but answer nothing; the
+// statement that answers is quoted instead.
+func TestExtractiveSkipsQuestionsAndContents(t *testing.T) {
+	tok := analyser(t)
+	results := []retrieve.Result{
+		{File: "database/faq/page_001.md", Source: "faq.pdf", Page: 1, Text: "問 13．少額な返還インボイスの交付義務免除はいつまで適用できますか。___________ 11\n２.１ 少額な返還インボイスの交付義務免除 .............. 4"},
+		{File: "database/faq/page_011.md", Source: "faq.pdf", Page: 11, Text: "問 13．少額な返還インボイスの交付義務免除はいつまで適用できますか。\n（答）少額な返還インボイスの交付義務免除は、適用期限のない恒久的な措置となります。"},
+	}
+	a, err := NewExtractive(tok, ExtractiveOptions{MaxSentences: 1}).Generate(context.Background(), "少額な返還インボイスの交付義務免除は、いつまで適用できますか？", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Text, "恒久的な措置") || strings.Contains(a.Text, "___") || strings.Contains(a.Text, "....") {
+		t.Errorf("answer %q: want the statement, not the question or the contents line", a.Text)
+	}
+}

@@ -11,6 +11,10 @@ func TestUnwrapPDF(t *testing.T) {
 		// A finished sentence is not joined; a numbered item starts anew.
 		{"本マニュアルは、社外から社内ネットワークへ安全に接続する方法を説明する。\n次に進む。", "本マニュアルは、社外から社内ネットワークへ安全に接続する方法を説明する。\n次に進む。"},
 		{"接続前に次の条件をすべて満たしていることを確認しておくこと\n2.接続手順", "接続前に次の条件をすべて満たしていることを確認しておくこと\n2.接続手順"},
+		// Table rows (the PDF reader's 「| key | header: value |」) are
+		// whole lines: a long row is no wrapped sentence.
+		{"| 塩化セチルピリジニウム | 粘膜に使用される化粧品: 0.010 | 洗い流すもの: 5.0 |\n| 塩化ベンゼトニウム | 洗い流すもの: 0.50 |", "| 塩化セチルピリジニウム | 粘膜に使用される化粧品: 0.010 | 洗い流すもの: 5.0 |\n| 塩化ベンゼトニウム | 洗い流すもの: 0.50 |"},
+		{"表 1-1 用語の定義と意味を示す表のキャプションの行です\n| 用語 | 意味 |", "表 1-1 用語の定義と意味を示す表のキャプションの行です\n| 用語 | 意味 |"},
 		// Latin text is joined with a space.
 		{"The VPN client must be updated before the first connection of\nthe day.", "The VPN client must be updated before the first connection of the day."},
 	}

@@ -89,7 +89,7 @@ func unwrapPDF(text string) string {
 	var out []string
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
-		if n := len(out); n > 0 && t != "" && !headingLine.MatchString(t) && bulletPrefix.FindString(t) == "" {
+		if n := len(out); n > 0 && t != "" && !headingLine.MatchString(t) && bulletPrefix.FindString(t) == "" && !strings.HasPrefix(t, "|") && !strings.HasPrefix(out[n-1], "|") {
 			prev := out[n-1]
 			if utf8.RuneCountInString(prev) >= wrapWidth && !headingLine.MatchString(prev) && !endsSentence(prev) && !numberedStart.MatchString(t) {
 				sep := ""

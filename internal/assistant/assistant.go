@@ -292,6 +292,8 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		s := a.searcher.Load()
 		best := 0.0
 		if a.opt.Retrieve != nil {
+			// A retrieval strategy gets the question as asked (a
+			// planner reads it whole).
 			var got Retrieval
 			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
@@ -310,7 +312,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 				// results stay the top K.
 				wide.K = a.opt.ProcedureLookahead * sopt.K
 			}
-			results, info, err = s.Search(ctx, effective, wide)
+			// The search is for what is asked, not for how it is asked
+			// (「…を教えてください」).
+			results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
 			if err == nil && a.opt.ProcedureLookahead > 1 {
 				qt := analysis.QuestionType(effective)
 				results = append(results, penaltyReferences(ctx, s, qt, results, *sopt)...)
@@ -332,7 +336,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) {
+		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"
@@ -617,3 +621,22 @@ func nonNilS(s []string) []string {
 func roundSec(d time.Duration) float64 { return float64(d.Microseconds()/1000) / 1000 }
 
 func roundW(w float64) float64 { return float64(int64(w*1e4+0.5)) / 1e4 }
+
+// lacksAskedKind reports whether a question that asks for a number with a
+// counter or for a date (何日・何件・何歳・いつまで) has evidence — every
+// retrieved chunk, follow-ups included — without a single expression of
+// that kind: the passages share its topic, but the asked detail is not in
+// them (the near miss). Penalties are left to the evidence score: the
+// provision that states one is often a separate article retrieval misses.
+func lacksAskedKind(q string, results []retrieve.Result) bool {
+	qt := analysis.QuestionType(q)
+	if !qt.Strict() || qt.Kind == analysis.KindPenalty || len(results) == 0 {
+		return false
+	}
+	for _, r := range results {
+		if qt.Satisfied(analysis.Normalize(r.Heading + "\n" + r.Text)) {
+			return false
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package assistant_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,5 +322,64 @@ func TestDefinitionFollowUp(t *testing.T) {
 	}
 	if !strings.Contains(rep.Answer, "処分に該当しないものをいう") {
 		t.Errorf("answer %q: want the defining item of 第二条", rep.Answer)
+	}
+}
+
+// TestSearchIgnoresRequestPhrase: 「…を教えてください」 says how the question
+// asks, not what about; a Q&A document whose every question ends the same
+// way must not outrank the passage that answers.
+func TestSearchIgnoresRequestPhrase(t *testing.T) {
+	chunks := []chunk.Chunk{{ID: "qa_0", File: "database/qa/page_001.md", Source: "qa.pdf", Page: 1,
+		Text: "目次\n問１．適用対象者を教えてください。\n問２．適用できる期間について教えてください。\n問３．手続を教えてください。\n問４．判定の単位を教えてください。\n問５．対象の取引を教えてください。"}}
+	for i := range 5 {
+		chunks = append(chunks, chunk.Chunk{ID: fmt.Sprintf("other_%d", i), File: fmt.Sprintf("database/other/page_%03d.md", i+1), Source: "other.pdf", Page: i + 1,
+			Text: "登録申請書を提出した事業者は、適用対象期間の経過措置を受けることができる。"})
+	}
+	chunks = append(chunks, chunk.Chunk{ID: "law_0", File: "database/law/page_001.md", Source: "law.html", Page: 1, Heading: "個人情報保護法 > 第二条（定義）",
+		Text: "この法律において「個人情報」とは、生存する個人に関する情報であって、特定の個人を識別することができるものをいう。"})
+	ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 1, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+	rep, err := a.Ask(context.Background(), assistant.Request{Query: "「個人情報」の定義を教えてください。"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.SearchResults) == 0 || rep.SearchResults[0].Source != "law.html" {
+		t.Fatalf("results %+v: want the defining article first", rep.SearchResults)
+	}
+}
+
+// TestNearMissLacksAskedKind: a question asking for a number of days is
+// refused when no retrieved passage holds one — same topic, the asked
+// detail absent — and answered when a passage does, whatever the evidence
+// score.
+func TestNearMissLacksAskedKind(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		refused    bool
+	}{
+		{"no number of days", "監査ログは、改ざんされないよう保存しなければならない。保存の期間は、別に定める。", true},
+		{"a date is no count of days", "監査ログの保存は、令和5年10月1日から義務となる。", true},
+		{"the days are there", "監査ログは、90日間保存しなければならない。", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := []chunk.Chunk{{ID: "log_0", File: "database/log/page_001.md", Source: "log.md", Page: 1, Heading: "ログ管理", Text: tt.text}}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "監査ログは最低何日間保存しますか？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Flags.InsufficientEvidence != tt.refused {
+				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+		})
 	}
 }

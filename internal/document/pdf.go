@@ -35,8 +35,30 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 
 	var texts []string
 	var err error
+	var boxes [][]pdfWord
 	if e.pdfTool != "" {
+		// The word boxes (tables, titles) are read beside the text, on
+		// the other core; without them a page keeps pdftotext -raw's
+		// lines.
+		bctx, cancel := context.WithCancel(ctx)
+		type boxResult struct {
+			pages [][]pdfWord
+			err   error
+		}
+		done := make(chan boxResult, 1)
+		go func() {
+			b, err := runPDFBoxes(bctx, e.pdfTool, path, e.maxText())
+			done <- boxResult{b, err}
+		}()
 		texts, err = runPDFToText(ctx, e.pdfTool, path, e.maxText())
+		if err != nil {
+			cancel()
+		}
+		b := <-done
+		cancel()
+		if err == nil && b.err == nil && len(b.pages) == len(texts) {
+			boxes = b.pages
+		}
 	} else {
 		e.warn(pdfInstallHint)
 		texts, err = goPDFText(ctx, data, e.maxText())
@@ -60,6 +82,9 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""
 		default:
+			if boxes != nil {
+				t = applyTables(titleFirst(t, boxes[i]), boxes[i])
+			}
 			t = layoutPDFPage(t)
 		}
 		pages[i] = Page{Number: n, Text: t}

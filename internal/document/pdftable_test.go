@@ -1,0 +1,162 @@
+package document
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/golden"
+)
+
+// withoutTableMarkup undoes what rowLines adds to a table's words: the
+// cell bars and, in the rows below a header row, each cell's copy of its
+// column header (「header: 」).
+func withoutTableMarkup(text string) string {
+	var out []string
+	var header []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			header = nil
+			out = append(out, line)
+			continue
+		}
+		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(line, "| "), " |"), " | ")
+		if header == nil {
+			header = cells
+		} else {
+			for i, c := range cells {
+				for _, h := range header {
+					if rest, ok := strings.CutPrefix(c, h+": "); ok {
+						cells[i] = rest
+						break
+					}
+				}
+			}
+		}
+		out = append(out, strings.Join(cells, " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestPDFTables rebuilds the tables of real pages from their word boxes:
+// the rows of a table with wrapped header cells (化粧品基準 p. 7, where a
+// value's column is otherwise lost) and a glossary whose terms wrap
+// (cloud policy p. 6) match their golden files, and the page keeps exactly
+// its characters once the bars and header copies are taken out.
+func TestPDFTables(t *testing.T) {
+	needPDFToText(t)
+	for _, tt := range []struct {
+		file string
+		page int
+		row  string // a row the table must have
+	}{
+		{"keshouhin-standard.pdf", 7, "| 塩化セチルピリジニウム | 粘膜に使用されることがない化粧品のうち洗い流すもの: 5.0 | 粘膜に使用されることがない化粧品のうち洗い流さないもの: 1.0 | 粘膜に使用されることがある化粧品: 0.010 |"},
+		{"cloud_policy_20210910.pdf", 6, "| プライベート・クラウド | 意味: サービス提供元の組織でのみ利用可能なクラウドサービスであり、リソースも自らによって制御する。政府内においては、各府省独自の共通基盤、共通プラットフォーム等が該当する。なお、組織でリソースを確保し、運用を民間に委託する形態等も含まれる。 |"},
+		{"JVNiPedia2024q2.pdf", 8, "| 3 | カテゴリ: CMS | 製品名（ベンダ名）: Adobe Experience Manager (アドビ) | 登録件数: 143 |"},
+	} {
+		t.Run(fmt.Sprintf("%s p%d", tt.file, tt.page), func(t *testing.T) {
+			path := filepath.Join(pdfDataset, tt.file)
+			fileFor(t, path) // skips when the dataset is missing
+			raw, err := runPDFToText(context.Background(), "pdftotext", path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			boxes, err := runPDFBoxes(context.Background(), "pdftotext", path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(boxes) != len(raw) {
+				t.Fatalf("%d pages of boxes, %d of text", len(boxes), len(raw))
+			}
+			got := applyTables(raw[tt.page-1], boxes[tt.page-1])
+			golden.Check(t, filepath.Join("testdata", "pdftable", fmt.Sprintf("%s.page%d.md", strings.TrimSuffix(tt.file, ".pdf"), tt.page)), []byte(got+"\n"))
+			if !slices.Contains(strings.Split(got, "\n"), tt.row) {
+				t.Errorf("row %q missing from\n%s", tt.row, got)
+			}
+			if a, b := sortedRunes(withoutTableMarkup(got)), sortedRunes(raw[tt.page-1]); a != b {
+				t.Errorf("characters differ from pdftotext -raw:\n got %q\nwant %q", a, b)
+			}
+		})
+	}
+}
+
+// TestApplyTablesKeepsUnexplainedText: a table whose characters the raw
+// lines do not hold exactly (another extraction, a missing cell) leaves the
+// raw text as it is.
+func TestApplyTablesKeepsUnexplainedText(t *testing.T) {
+	words := gridWords([][]string{{"成分名", "上限"}, {"チモール", "0.050"}, {"クレゾール", "0.010"}, {"ホウ砂", "0.76"}})
+	raw := "成分名 上限\nチモール 0.050\nクレゾール 0.010\nホウ砂 0.76"
+	want := "| 成分名 | 上限 |\n| チモール | 上限: 0.050 |\n| クレゾール | 上限: 0.010 |\n| ホウ砂 | 上限: 0.76 |"
+	if got := applyTables(raw, words); got != want {
+		t.Errorf("table:\n%s\nwant\n%s", got, want)
+	}
+	other := "成分名 上限\nチモール 0.050\nクレゾール 0.020\nホウ砂 0.76"
+	if got := applyTables(other, words); got != other {
+		t.Errorf("text that differs from the boxes was changed:\n%s", got)
+	}
+	list := gridWords([][]string{{"1.", "はじめに"}, {"2.", "背景と目的"}, {"3.", "適用対象"}})
+	if got := applyTables("1. はじめに\n2. 背景と目的\n3. 適用対象", list); strings.Contains(got, "|") {
+		t.Errorf("a numbered list became a table:\n%s", got)
+	}
+}
+
+// gridWords lays cells out as words on a grid: rows 20 pt apart, columns
+// 100 pt apart, 12 pt high, 12 pt per character.
+func gridWords(rows [][]string) []pdfWord {
+	var ws []pdfWord
+	for r, row := range rows {
+		for c, cell := range row {
+			x := 50 + 150*float64(c)
+			y := 100 + 20*float64(r)
+			ws = append(ws, pdfWord{x0: x, y0: y, x1: x + 12*float64(utf8.RuneCountInString(cell)), y1: y + 12, text: cell})
+		}
+	}
+	return ws
+}
+
+// FuzzParseBBoxLayout checks that reading pdftotext's boxes, moving titles
+// first and rebuilding tables never panics, and that a rebuilt page keeps exactly the raw
+// page's characters once the table markup is taken out.
+func FuzzParseBBoxLayout(f *testing.F) {
+	f.Add(`<doc><page width="595" height="842"><flow><block><line><word xMin="70" yMin="100" xMax="130" yMax="112">成分名</word><word xMin="300" yMin="100" xMax="330" yMax="112">上限</word></line></block></flow></page></doc>`, "成分名 上限")
+	f.Add(`<html><body><doc><page><word xMin="a" yMin="1" xMax="2" yMax="3">x</word></page><page></doc>`, "x")
+	f.Add(`<doc><page><word xMin="10" yMin="10" xMax="20" yMax="22">&amp;</word></page></doc>`, "&")
+	f.Fuzz(func(t *testing.T, xhtml, raw string) {
+		pages, _ := parseBBoxLayout(strings.NewReader(xhtml))
+		for _, words := range pages {
+			got := applyTables(titleFirst(raw, words), words)
+			if !utf8.ValidString(raw) {
+				continue
+			}
+			if got != raw && sortedRunes(withoutTableMarkup(got)) != sortedRunes(raw) {
+				t.Fatalf("characters changed: %q → %q", raw, got)
+			}
+		}
+	})
+}
+
+// TestTitleFirst: a title set in large type and drawn above the body, but
+// printed after it by pdftotext -raw, moves before the body; the lines
+// themselves stay as they are, and a page in drawing order is unchanged.
+func TestTitleFirst(t *testing.T) {
+	words := []pdfWord{
+		{x0: 80, y0: 100, x1: 400, y1: 130, text: "活動報告レポート"},
+		{x0: 70, y0: 300, x1: 500, y1: 312, text: "本レポートでは、登録した情報を紹介しています。"},
+		{x0: 70, y0: 320, x1: 300, y1: 332, text: "2024 年 7 月 17 日"},
+	}
+	raw := "本レポートでは、登録した情報を紹介しています。\n活動報告レポート\n2024 年 7 月 17 日"
+	want := "活動報告レポート\n本レポートでは、登録した情報を紹介しています。\n2024 年 7 月 17 日"
+	if got := titleFirst(raw, words); got != want {
+		t.Errorf("titleFirst:\n%s\nwant\n%s", got, want)
+	}
+	if got := titleFirst(want, words); got != want {
+		t.Errorf("a page in order changed:\n%s", got)
+	}
+	if got := titleFirst("別の文\n活動報告レポート", words[:1]); got != "別の文\n活動報告レポート" {
+		t.Errorf("unmatched lines moved: %q", got)
+	}
+}
