@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -14,23 +13,8 @@ import (
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/llm"
 )
-
-func addAnswerFlags(cmd *cobra.Command) {
-	addSearchFlags(cmd)
-	f := cmd.Flags()
-	f.String("logs", config.DefaultLogsDir, "audit log folder (query_YYYY-MM-DD.jsonl)")
-	f.String("generator", "", "extractive or llm (default: llm when an API key is set, else extractive)")
-	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
-	f.String("model", "", "model id or alias (haiku, sonnet, opus for Anthropic; default gpt-4o-mini / sonnet)")
-	f.Float64("evidence-threshold", config.DefaultEvidenceThreshold, "refuse when the best absolute evidence score is below this")
-	f.String("profile", "", "agentic retrieval (seed 003): fast, balanced or deep; empty = one hybrid search")
-	f.Float64("claim-coverage", config.DefaultClaimCoverage, "LLM answers: share of a claim's content words its cited evidence must hold, else the claim is unverified")
-	f.String("verify", config.DefaultVerify, "LLM answers: llm (lexical check, then one model call on the claims it cannot confirm) or lexical (no extra call)")
-	f.Bool("keep-unverified", false, "LLM answers: keep unverified claims in the answer (default: move them to Unknowns)")
-}
 
 func newSessionID(prefix string) string {
 	b := make([]byte, 6)
@@ -125,66 +109,5 @@ See shirube batch --help.`,
 	addAnswerFlags(cmd)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the reply as JSON")
 	addBatchFlags(cmd)
-	return cmd
-}
-
-func newChatCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "chat",
-		Short: "Interactive conversation in the terminal (keeps the last 5 exchanges)",
-		Long: `chat reads questions line by line and answers each one like ask. Follow-up
-questions such as 「その手順の詳細を教えて」 are rewritten into stand-alone
-queries before retrieval (by the LLM when configured, otherwise by carrying
-the previous question's key terms). Type /reset to forget the conversation,
-/quit or Ctrl-D to leave.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			warn := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "warning:", s) }
-			a, model, err := newAssistant(ctx, g.cfg, warn)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			session := newSession(a, model, g.cfg.MaxHistory)
-			id := newSessionID("chat")
-			fmt.Fprintln(out, "⚠️ 機密情報の入力は禁止されています")
-			fmt.Fprintln(out, "質問を入力してください (/reset, /quit)")
-			in := bufio.NewScanner(cmd.InOrStdin())
-			in.Buffer(make([]byte, 64*1024), 1<<20)
-			for {
-				fmt.Fprint(out, "> ")
-				if !in.Scan() {
-					fmt.Fprintln(out)
-					return in.Err()
-				}
-				q := strings.TrimSpace(in.Text())
-				switch q {
-				case "":
-					continue
-				case "/quit", "/exit":
-					return nil
-				case "/reset":
-					session = newSession(a, model, g.cfg.MaxHistory)
-					fmt.Fprintln(out, "(会話履歴を消去しました)")
-					continue
-				}
-				rep, err := a.Ask(ctx, assistant.Request{Query: q, SessionID: id, Conversation: session})
-				if err != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "error:", questionError(err))
-					continue
-				}
-				if err := auditFailure(rep); err != nil {
-					fmt.Fprintln(cmd.ErrOrStderr(), "error:", err.(exitCode).msg)
-				}
-				if rep.RewrittenQuery != "" {
-					fmt.Fprintf(out, "(検索クエリ: %s)\n", rep.RewrittenQuery)
-				}
-				renderReply(out, rep)
-			}
-		},
-	}
-	addAnswerFlags(cmd)
-	cmd.Flags().Int("history", config.DefaultMaxHistory, "exchanges of history to keep")
 	return cmd
 }

@@ -10,11 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/beir"
-	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -55,7 +53,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mo, err := benchIndexOptions(g.cfg)
+			mo, err := memoryOptions(g.cfg)
 			if err != nil {
 				return err
 			}
@@ -93,8 +91,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().Float64Var(&weight, "bm25-weight", config.DefaultBM25Weight, "fixed weight of the BM25 leg (unset: the default per-query weight, as `search` uses)")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
 	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"auto,bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\" (auto: the default per-query weight)")
-	beirCmd.Flags().String("embedder", config.DefaultEmbedder, "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
-	beirCmd.Flags().String("index", config.DefaultIndexDir, "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
+	settingFlag(beirCmd.Flags(), "embedder", "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
+	settingFlag(beirCmd.Flags(), "index", "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
 	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
 	beirCmd.Flags().BoolVar(&exactVectors, "exact-vectors", false, "with --store: search vectors by pgvector's exact scan instead of its HNSW index")
 	beirCmd.MarkFlagRequired("dir")
@@ -120,21 +118,6 @@ func newBenchCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(beirCmd, trecCmd, newStoreBenchCmd(g, &jsonOut))
 	addMoreBench(cmd, g, &jsonOut)
 	return cmd
-}
-
-// benchIndexOptions are the in-memory index settings of `bench beir`: the
-// default analyser, and the embedder the configuration names (the openai
-// one with its content-hash cache under the index folder).
-func benchIndexOptions(cfg config.Config) (index.MemoryOptions, error) {
-	mo := index.MemoryOptions{Analyzer: analysis.DefaultOptions(), Embedder: cfg.Embedder, EmbeddingModel: cfg.EmbeddingModel}
-	if cfg.Embedder == "openai" {
-		remote, err := newRemoteEmbedder(cfg)
-		if err != nil {
-			return mo, err
-		}
-		mo.Remote = remote
-	}
-	return mo, nil
 }
 
 // runSweep evaluates several settings on one index of a BEIR dataset.

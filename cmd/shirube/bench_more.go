@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/csvx"
@@ -65,7 +64,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	var qfile, indexDir, profiles, recordsDir string
 	agentCmd := &cobra.Command{
 		Use:   "agent --questions FILE",
-		Short: "Seed 003 KPIs: the same questions through fast, balanced and deep (calls, latency, relevance, coverage)",
+		Short: "Agentic retrieval KPIs: the same questions through the fast, balanced and deep profiles (calls, latency, relevance, coverage)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			qs, err := bench.LoadQuestions(qfile)
@@ -87,7 +86,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 				if err != nil {
 					return err
 				}
-				gen = answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: s.Index().Analyzer(), MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})
+				gen = llmAnswerer(cfg, m, name, s.Index().Analyzer())
 			}
 			reps, err := bench.Agent(cmd.Context(), s, qs, strings.Split(profiles, ","), searchOptions(cfg), gen)
 			if err != nil {

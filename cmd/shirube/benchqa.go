@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shirube/shirube/internal/bench"
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/csvx"
 )
 
@@ -115,13 +114,9 @@ written. --out writes one CSV row per question and profile.`,
 	f.StringVar(&indexDir, "index", "", "existing index (or, with --data, where to build it)")
 	f.StringVar(&profiles, "profiles", "default,fast,balanced,deep", "profiles to run: default (one hybrid search), fast, balanced, deep")
 	f.StringVar(&out, "out", "", "write per-question results to this CSV")
-	f.String("generator", "", "extractive or llm (default: llm when an API key is set, else extractive)")
-	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
-	f.String("model", "", "model id or alias")
-	f.Float64("evidence-threshold", config.DefaultEvidenceThreshold, "refuse when the best absolute evidence score is below this")
-	f.Int("k", config.DefaultK, "number of results")
-	f.Float64("bm25-weight", config.DefaultBM25Weight, "weight of the BM25 leg (vector weight is 1 − this)")
-	f.String("fusion", config.DefaultFusion, "score fusion: minmax or rrf")
+	for _, name := range []string{"generator", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
+		settingFlag(f, name)
+	}
 	cmd.MarkFlagRequired("questions")
 	return cmd
 }

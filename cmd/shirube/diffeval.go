@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/analysis"
-	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/diffeval"
 	"github.com/shirube/shirube/internal/index"
@@ -47,28 +45,11 @@ func buildVariant(ctx context.Context, cfg config.Config, dataDir, dir, htmlMode
 	cfg.DataDir = dataDir
 	cfg.DatabaseDir = filepath.Join(dir, "database")
 	cfg.IndexDir = filepath.Join(dir, "index")
-	// wire: index.BuildOptions is assembled here as in index.go and
-	// serve.go; route it to wire.go's constructor (with HTMLMode set).
-	opt := index.BuildOptions{
-		DataDir:        cfg.DataDir,
-		DatabaseDir:    cfg.DatabaseDir,
-		Dir:            cfg.IndexDir,
-		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
-		Analyzer:       analysis.DefaultOptions(),
-		MaxFileSize:    cfg.MaxFileSize,
-		MaxTextBytes:   cfg.MaxTextSize,
-		HTMLMode:       htmlMode,
-		Embedder:       cfg.Embedder,
-		EmbeddingModel: cfg.EmbeddingModel,
-		Warn:           func(s string) { fmt.Fprintln(errw, "warning:", s) },
+	opt, err := buildOptions(cfg, func(s string) { fmt.Fprintln(errw, "warning:", s) })
+	if err != nil {
+		return cfg, err
 	}
-	if cfg.Embedder == "openai" {
-		remote, err := newRemoteEmbedder(cfg)
-		if err != nil {
-			return cfg, err
-		}
-		opt.Remote = remote
-	}
+	opt.HTMLMode = htmlMode
 	sum, err := index.Build(ctx, opt)
 	if err != nil {
 		return cfg, fmt.Errorf("index %s with HTML mode %s: %w", dataDir, htmlMode, err)
@@ -180,7 +161,7 @@ compared.`,
 			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
 			if name, why, none := rep.Unevaluated(); none {
-				return exitCode{code: 1, msg: fmt.Sprintf("Error: every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL).", name, why)}
+				return userError(fmt.Errorf("every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL)", name, why))
 			}
 			return nil
 		},
@@ -196,9 +177,9 @@ compared.`,
 	f.IntVar(&runs, "runs", diffeval.DefaultRuns, "runs per case and configuration")
 	f.StringVar(&outDir, "out-dir", diffeval.DefaultOutDir, "folder for the report")
 	f.StringVar(&work, "work", "", "keep the two built indexes in this folder (default: a temporary folder, removed)")
-	f.Int("chunk-size", config.DefaultChunkSize, "chunk size of the built indexes")
-	f.Int("chunk-overlap", config.DefaultChunkOverlap, "chunk overlap of the built indexes")
-	f.String("embedder", config.DefaultEmbedder, "embedder of the built indexes: local or openai")
+	settingFlag(f, "chunk-size", "chunk size of the built indexes")
+	settingFlag(f, "chunk-overlap", "chunk overlap of the built indexes")
+	settingFlag(f, "embedder", "embedder of the built indexes: local or openai")
 	return cmd
 }
 

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -46,24 +45,6 @@ type historyAsker struct {
 
 func (h historyAsker) Ask(ctx context.Context, q string, history []llm.Message) (assistant.Reply, error) {
 	return h.a.Ask(ctx, assistant.Request{Query: q, History: history, SessionID: newSessionID(h.prefix)})
-}
-
-// optionalChatModel returns the chat model for judging and proposing: the
-// assistant's when it answers with an LLM, else one built from the keys
-// that are set, else nil (offline).
-func optionalChatModel(cfg config.Config, model chatModel, warn func(string)) (chatModel, string) {
-	if model != nil {
-		return model, cfg.LLMModel
-	}
-	if cfg.LLMProvider() == "" {
-		return nil, ""
-	}
-	m, _, err := newChatModel(cfg)
-	if err != nil {
-		warn(fmt.Sprintf("LLM not usable, judging offline: %v", err))
-		return nil, ""
-	}
-	return m, cfg.LLMModel
 }
 
 // checklistJudge is the batch checklist matcher: the LLM when one is
@@ -122,7 +103,7 @@ func pageLayout(cmd *cobra.Command, cfg config.Config) layout {
 			cfg.ChunkSize, cfg.ChunkOverlap = m.ChunkSize, m.ChunkOverlap
 		}
 		if m.Embedder.Kind != "" {
-			cfg.Embedder = m.Embedder.Kind
+			cfg.Embedder = config.Embedder(m.Embedder.Kind)
 		}
 	}
 	db := filepath.Clean(cfg.DatabaseDir)
@@ -171,15 +152,4 @@ func refreshIndex(ctx context.Context, cfg config.Config, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "index refreshed: %d documents, %d pages\n", sum.Documents, sum.Pages)
 	return nil
-}
-
-// wire: main's one user-facing error type should replace this.
-//
-// userError ends the command with "Error: …" on stderr and status 1.
-func userError(err error) error {
-	msg := err.Error()
-	if !strings.HasPrefix(msg, "Error:") {
-		msg = "Error: " + msg
-	}
-	return exitCode{code: 1, msg: msg}
 }

@@ -2,39 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/judge"
 )
-
-// noJudgeKey is the seed 001-style message when the LLM judge has no key.
-const noJudgeKey = `Error: the LLM judge needs an API key, and none is set.
-Set ANTHROPIC_API_KEY (Claude Sonnet is the default judge) in the environment or in .env,
-or OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) and --provider openai.
-To score offline without an LLM, run: shirube judge --judge lexical`
-
-// wire: the judge's provider rule differs from config.LLMProvider's
-// (Anthropic first here, OpenAI first there); route this call to the one
-// provider rule of wire.go.
-//
-// judgeProvider picks the judge's provider: --provider / SHIRUBE_PROVIDER,
-// else Anthropic when its key is set (seed 001 uses Claude), else an
-// OpenAI-compatible server when its key is set.
-func judgeProvider(cfg config.Config) string {
-	switch {
-	case cfg.Provider != "":
-		return cfg.Provider
-	case cfg.AnthropicKey != "":
-		return "anthropic"
-	case cfg.OpenAIKey != "":
-		return "openai"
-	}
-	return ""
-}
 
 func newJudgeCmd(g *globals) *cobra.Command {
 	var o judge.Options
@@ -63,18 +38,12 @@ An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
 				o.Delay = -1 // no pause
 			}
 			if strings.ToLower(o.Judge) != judge.JudgeLexical {
-				cfg := g.cfg
-				cfg.Provider = judgeProvider(cfg)
-				if cfg.Provider == "" {
-					return exitCode{code: 1, msg: noJudgeKey}
+				m, name, err := newJudgeModel(g.cfg)
+				if errors.Is(err, errNoJudgeKey) {
+					return userError(err)
 				}
-				m, name, err := newChatModel(cfg)
 				if err != nil {
-					msg := err.Error()
-					if !strings.HasPrefix(msg, "Error:") {
-						msg = "Error: " + msg
-					}
-					return exitCode{code: 1, msg: msg + "\nTo score offline without an LLM, run: shirube judge --judge lexical"}
+					return userError(fmt.Errorf("%w\nTo score offline without an LLM, run: shirube judge --judge lexical", err))
 				}
 				o.Completer = m
 				o.Model = name
@@ -99,7 +68,7 @@ An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
 	f.BoolVarP(&o.Yes, "yes", "y", false, "answer yes to the resume and proceed prompts")
 	f.Uint64Var(&seed, "seed", 0, "seed of the random evaluation order (0 = random; the seed used is printed)")
 	f.DurationVar(&delay, "delay", judge.DefaultDelay, "pause between model calls (0 = none)")
-	f.String("provider", "", "anthropic (default when ANTHROPIC_API_KEY is set) or openai")
-	f.String("model", "", "sonnet (default), haiku, opus or a model id; for openai e.g. gpt-4o-mini")
+	settingFlag(f, "provider", "anthropic (default when ANTHROPIC_API_KEY is set) or openai")
+	settingFlag(f, "model", "sonnet (default), haiku, opus or a model id; for openai e.g. gpt-4o-mini")
 	return cmd
 }

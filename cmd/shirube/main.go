@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,25 +22,13 @@ func main() {
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		var ec exitCode
-		if errors.As(err, &ec) {
-			if ec.msg != "" {
-				fmt.Fprintln(os.Stderr, ec.msg)
-			}
-			os.Exit(ec.code)
+		ec := userError(err)
+		if ec.msg != "" {
+			fmt.Fprintln(os.Stderr, ec.msg)
 		}
-		fmt.Fprintln(os.Stderr, "shirube:", err)
-		os.Exit(1)
+		os.Exit(ec.code)
 	}
 }
-
-// exitCode ends the program with a given status without printing usage.
-type exitCode struct {
-	code int
-	msg  string
-}
-
-func (e exitCode) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
 
 // globals are the flags every command shares.
 type globals struct {
@@ -72,9 +59,9 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		},
 	}
 	root.PersistentFlags().StringVar(&g.envFile, "env-file", ".env", "dotenv file to read settings from (missing is fine)")
-	root.PersistentFlags().String("store", "", "PostgreSQL store DSN postgres://user@host/db?sslmode=… instead of the index directory (SHIRUBE_STORE; prefer the variable: flags show in ps)")
-	root.PersistentFlags().String("audit", "jsonl", "audit log: jsonl (--logs folder), postgres (the store's audit_log table) or both")
-	root.PersistentFlags().Duration("llm-timeout", config.DefaultLLMTimeout, "limit on each whole LLM call, retries and streaming included (SHIRUBE_LLM_TIMEOUT)")
+	settingFlag(root.PersistentFlags(), "store")
+	settingFlag(root.PersistentFlags(), "audit", "audit log: jsonl (--logs folder), postgres (the store's audit_log table) or both")
+	settingFlag(root.PersistentFlags(), "llm-timeout")
 	root.AddCommand(
 		newIndexCmd(g),
 		newSearchCmd(g),
@@ -91,70 +78,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		newOptimizeCmd(g),
 		newQuestionsCmd(g),
 		newBatchCmd(g),
+		newVersionCmd(),
 	)
 	return root
-}
-
-// applyFlags copies explicitly set flags over the configuration, so flags
-// win over the environment and .env.
-func applyFlags(cmd *cobra.Command, c *config.Config) error {
-	f := cmd.Flags()
-	set := func(name string, apply func() error) error {
-		if fl := f.Lookup(name); fl != nil && fl.Changed {
-			return apply()
-		}
-		return nil
-	}
-	var err error
-	str := func(name string, dst *string) {
-		if err == nil {
-			err = set(name, func() error { v, e := f.GetString(name); *dst = v; return e })
-		}
-	}
-	num := func(name string, dst *int) {
-		if err == nil {
-			err = set(name, func() error { v, e := f.GetInt(name); *dst = v; return e })
-		}
-	}
-	flt := func(name string, dst *float64) {
-		if err == nil {
-			err = set(name, func() error { v, e := f.GetFloat64(name); *dst = v; return e })
-		}
-	}
-	str("data", &c.DataDir)
-	str("database", &c.DatabaseDir)
-	str("index", &c.IndexDir)
-	str("logs", &c.LogsDir)
-	num("chunk-size", &c.ChunkSize)
-	num("chunk-overlap", &c.ChunkOverlap)
-	num("k", &c.K)
-	flt("bm25-weight", &c.BM25Weight)
-	if fl := f.Lookup("bm25-weight"); fl != nil && fl.Changed {
-		c.BM25WeightSet = true
-	}
-	str("fusion", &c.Fusion)
-	if err == nil {
-		err = set("scope", func() error { v, e := f.GetStringSlice("scope"); c.Scope = v; return e })
-	}
-	flt("evidence-threshold", &c.EvidenceThreshold)
-	flt("claim-coverage", &c.ClaimCoverage)
-	str("verify", &c.Verify)
-	if err == nil {
-		err = set("keep-unverified", func() error { v, e := f.GetBool("keep-unverified"); c.KeepUnverified = v; return e })
-	}
-	str("embedder", &c.Embedder)
-	str("generator", &c.Generator)
-	str("provider", &c.Provider)
-	str("model", &c.LLMModel)
-	str("profile", &c.Profile)
-	str("store", &c.Store)
-	str("audit", &c.Audit)
-	num("workers", &c.Workers)
-	if err == nil {
-		err = set("llm-timeout", func() error { v, e := f.GetDuration("llm-timeout"); c.LLMTimeout = v; return e })
-	}
-	if err != nil {
-		return err
-	}
-	return c.Validate()
 }

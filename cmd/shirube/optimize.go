@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/optimize"
 )
 
@@ -119,8 +118,8 @@ copies that did not help (up to --attempts per question).`,
 	f.StringVar(&outDir, "output-dir", "", "folder for the new CSV and the manifest (default: the input's folder)")
 	f.IntVar(&workers, "workers", optimize.DefaultWorkers, "questions analysed in parallel")
 	f.IntVar(&attempts, "attempts", optimize.DefaultMaxAttempts, "RL attempts per question")
-	f.String("database", config.DefaultDatabaseDir, "page database (default: the one the index was built from)")
-	f.String("data", config.DefaultDataDir, "source folder, for re-indexing with --enable-rl (default: the index's)")
+	settingFlag(f, "database", "page database (default: the one the index was built from)")
+	settingFlag(f, "data", "source folder, for re-indexing with --enable-rl (default: the index's)")
 	addAnswerFlags(cmd)
 	return cmd
 }

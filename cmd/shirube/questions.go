@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/questions"
 )
 
@@ -75,8 +74,8 @@ and --database as shirube index (the defaults are the folders the index at
 		},
 	}
 	f := cmd.Flags()
-	f.String("data", config.DefaultDataDir, "folder of source documents")
-	f.String("database", config.DefaultDatabaseDir, "page database the identities refer to")
+	settingFlag(f, "data", "folder of source documents")
+	settingFlag(f, "database", "page database the identities refer to")
 	f.StringVarP(&output, "output", "o", "", "CSV to write (default: results/questions_YYYYMMDD_HHMMSS.csv)")
 	f.StringVar(&resultsDir, "results", "results", "folder for the default output name")
 	f.Int64Var(&seed, "seed", 0, "seed for template and page choices (same seed, same output)")
@@ -84,8 +83,8 @@ and --database as shirube index (the defaults are the folders the index at
 	f.IntVar(&perPage, "per-page", 0, "questions per page (default 1; 3 for one-page documents)")
 	f.IntVar(&workers, "workers", 0, "parallel LLM requests (default 4)")
 	f.Float64Var(&negative, "negative-ratio", 0, "share of questions the documents cannot answer (default 0.1; negative disables)")
-	f.String("index", config.DefaultIndexDir, "index whose data and database folders are the defaults")
-	f.String("provider", "", "openai or anthropic (default: whichever key is set)")
-	f.String("model", "", "model id or alias")
+	settingFlag(f, "index", "index whose data and database folders are the defaults")
+	settingFlag(f, "provider")
+	settingFlag(f, "model", "model id or alias")
 	return cmd
 }

@@ -193,7 +193,7 @@ func TestChatModelHonoursLLMTimeout(t *testing.T) {
 	for _, provider := range []string{"openai", "anthropic"} {
 		t.Run(provider, func(t *testing.T) {
 			cfg := config.Default()
-			cfg.Provider, cfg.LLMTimeout = provider, 300*time.Millisecond
+			cfg.Provider, cfg.LLMTimeout = config.Provider(provider), 300*time.Millisecond
 			cfg.OpenAIKey, cfg.OpenAIBase = "sk-test-0123456789", oa.BaseURL()
 			cfg.AnthropicKey, cfg.AnthropicBase = "sk-ant-test-0123456789", an.BaseURL()
 			m, _, err := newChatModel(cfg)

@@ -1,50 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/config"
-	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
 )
-
-// openSearcher loads the index named by the configuration.
-func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, error) {
-	if cfg.Store != "" {
-		db, err := connectStore(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return storeSearcher(ctx, cfg, db, 0)
-	}
-	var opt index.OpenOptions
-	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && m.Embedder.Kind == "openai" {
-		// Never a silent BM25-only search: the index's vectors need the
-		// same embedder for the questions.
-		cfg.EmbeddingModel = m.Embedder.Model
-		remote, err := newRemoteEmbedder(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("the index in %s was built with the openai embedder (%s), so questions must be embedded too: %w", cfg.IndexDir, m.Embedder.Model, err)
-		}
-		opt.Remote = remote
-	}
-	ix, err := index.Open(ctx, cfg.IndexDir, opt)
-	if err != nil {
-		return nil, err
-	}
-	return retrieve.New(ix), nil
-}
-
-// searchOptions are the configured search settings. Unless the user set a
-// BM25 weight, each search chooses its own (retrieve.Options.AutoWeight).
-func searchOptions(cfg config.Config) retrieve.Options {
-	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: cfg.Fusion, AutoWeight: !cfg.BM25WeightSet, Scope: cfg.Scope}
-}
 
 // searchJSON is what `search --json` prints: the shape of GET /api/search,
 // with the fusion weight the search used.

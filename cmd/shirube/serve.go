@@ -15,7 +15,6 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -51,7 +50,9 @@ server starts anyway; press the rebuild button (or POST
 			var tlsConf *tls.Config
 			if tlsCert != "" || tlsKey != "" {
 				var err error
-				if tlsConf, err = web.LoadTLS(tlsCert, tlsKey); err != nil {
+				if tlsConf, err = web.LoadTLS(tlsCert, tlsKey); errors.Is(err, web.ErrTLSPair) {
+					return errors.New("HTTPS needs both --tls-cert and --tls-key (PEM files)")
+				} else if err != nil {
 					return err
 				}
 			}
@@ -64,9 +65,9 @@ server starts anyway; press the rebuild button (or POST
 	f.StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); needs --tls-key")
 	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.StringArrayVar(&allowData, "allow-data", nil, "a further data folder the page may rebuild from (repeatable; also SHIRUBE_DATA_ALLOW)")
-	f.String("logs", config.DefaultLogsDir, "audit log folder (query_YYYY-MM-DD.jsonl)")
-	f.Int("k", config.DefaultK, "default number of results (the page can change it)")
-	f.Float64("bm25-weight", config.DefaultBM25Weight, "default weight of the BM25 leg (vector weight is 1 − this)")
+	settingFlag(f, "logs")
+	settingFlag(f, "k", "default number of results (the page can change it)")
+	settingFlag(f, "bm25-weight", "default weight of the BM25 leg (vector weight is 1 − this)")
 	return cmd
 }
 
@@ -163,26 +164,11 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 			}
 			return openSearcher(ctx, c)
 		}
-		opt := index.BuildOptions{
-			DataDir:        c.DataDir,
-			DatabaseDir:    c.DatabaseDir,
-			Dir:            c.IndexDir,
-			Chunk:          chunk.Options{Size: c.ChunkSize, Overlap: c.ChunkOverlap},
-			Analyzer:       analysis.DefaultOptions(),
-			MaxFileSize:    c.MaxFileSize,
-			MaxTextBytes:   c.MaxTextSize,
-			Embedder:       c.Embedder,
-			EmbeddingModel: c.EmbeddingModel,
-			Warn:           warn,
-			Progress:       progress,
+		opt, err := buildOptions(c, warn)
+		if err != nil {
+			return nil, err
 		}
-		if c.Embedder == "openai" {
-			remote, err := newRemoteEmbedder(c)
-			if err != nil {
-				return nil, err
-			}
-			opt.Remote = remote
-		}
+		opt.Progress = progress
 		if _, err := index.Build(ctx, opt); err != nil {
 			return nil, err
 		}

@@ -9,9 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/assistant"
-	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/beir"
@@ -22,40 +20,6 @@ import (
 
 // This file wires the PostgreSQL store (--store / SHIRUBE_STORE) into the
 // commands; without it every command uses the embedded index directory.
-
-// connectStore opens the configured PostgreSQL store and migrates its schema.
-func connectStore(ctx context.Context, cfg config.Config) (*pgstore.DB, error) {
-	return pgstore.Connect(ctx, cfg.Store, pgstore.Options{})
-}
-
-// storeSearcher opens the store's current generation (gen 0) or gen.
-func storeSearcher(ctx context.Context, cfg config.Config, db *pgstore.DB, gen int64) (*retrieve.Searcher, error) {
-	pix, err := db.Open(ctx, pgstore.OpenOptions{Generation: gen})
-	if err != nil {
-		return nil, err
-	}
-	if m := pix.Meta(); m.Embedder.Kind == "openai" && cfg.OpenAIKey != "" {
-		cfg.EmbeddingModel = m.Embedder.Model
-		remote, err := newRemoteEmbedder(cfg)
-		if err != nil {
-			return nil, err
-		}
-		if pix, err = db.Open(ctx, pgstore.OpenOptions{Generation: pix.Generation(), Remote: remote, Analyzer: pix.Analyzer()}); err != nil {
-			return nil, err
-		}
-	}
-	return retrieve.New(pix), nil
-}
-
-// storeSettings are the build settings of `shirube index --store`.
-func storeSettings(cfg config.Config) pgstore.Settings {
-	return pgstore.Settings{
-		DataDir: cfg.DataDir, DatabaseDir: cfg.DatabaseDir,
-		ChunkSize: cfg.ChunkSize, ChunkOverlap: cfg.ChunkOverlap,
-		Analyzer: analysis.DefaultOptions(), Embedder: cfg.Embedder, EmbeddingModel: cfg.EmbeddingModel,
-		HTMLMode: "markdown",
-	}
-}
 
 // storeIndex ingests the data folder into the store with cfg.Workers
 // workers, joining a build another process started, and reports it as an
@@ -74,7 +38,7 @@ func storeIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Wr
 		Warn:        func(s string) { fmt.Fprintln(errw, "warning:", s) },
 		Progress:    progress,
 	}
-	if cfg.Embedder == "openai" {
+	if cfg.Embedder == config.EmbedderOpenAI {
 		remote, err := newRemoteEmbedder(cfg)
 		if err != nil {
 			return index.Summary{}, err
@@ -116,26 +80,6 @@ func storeMeta(ctx context.Context, cfg config.Config) (index.Meta, error) {
 		return index.Meta{}, err
 	}
 	return pix.Meta(), nil
-}
-
-// newAuditLogger returns the audit log the configuration asks for: JSONL
-// files in the logs folder, the store's audit_log table, or both.
-func newAuditLogger(cfg config.Config, warn func(string)) (assistant.Logger, error) {
-	jsonl := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
-	if cfg.Audit == "" || cfg.Audit == "jsonl" {
-		return jsonl, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db, err := connectStore(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
-	}
-	l := pgstore.AuditLog{DB: db}
-	if cfg.Audit == "both" {
-		l.Also = jsonl
-	}
-	return l, nil
 }
 
 // watchStore keeps a serve replica on the store's current generation: a

@@ -233,7 +233,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.Error = err.Error()
 	}
 	if elapsed > a.opt.SlowAnswer {
-		a.opt.Warn(fmt.Sprintf("slow answer: %.1f s (over %s, seed 002 §9) for %q [%s]", elapsed.Seconds(), a.opt.SlowAnswer, auditlog.Excerpt(query, 60), rep.Outcome))
+		a.opt.Warn(fmt.Sprintf("slow answer: %.1f s (over the %s target) for %q [%s]", elapsed.Seconds(), a.opt.SlowAnswer, auditlog.Excerpt(query, 60), rep.Outcome))
 	}
 	if c := req.Conversation; c != nil && err == nil {
 		c.Add(query, rep.Answer)

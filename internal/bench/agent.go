@@ -123,7 +123,7 @@ func ProtocolWarning(n int) string {
 	if n >= ProtocolMinQuestions {
 		return ""
 	}
-	return fmt.Sprintf("only %d question(s): seed 003's experiment protocol asks for at least %d fixed questions, so these KPIs and the adoption verdict are not conclusive", n, ProtocolMinQuestions)
+	return fmt.Sprintf("only %d question(s): the agent benchmark's experiment protocol asks for at least %d fixed questions, so these KPIs and the adoption verdict are not conclusive", n, ProtocolMinQuestions)
 }
 
 // LoadQuestions reads a fixed question set: an eval dataset (.json, the

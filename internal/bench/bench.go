@@ -113,7 +113,7 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 			return BEIRReport{}, err
 		}
 		t0 := time.Now()
-		res, info, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: opt.Mode, Fusion: opt.Fusion, BM25Weight: opt.BM25Weight, AutoWeight: opt.AutoWeight})
+		res, info, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: opt.Mode, Fusion: opt.Fusion, BM25Weight: opt.BM25Weight, AutoWeight: opt.AutoWeight, NoEvidence: true})
 		lat.Add(time.Since(t0))
 		if err != nil {
 			return BEIRReport{}, err

@@ -51,7 +51,7 @@ func Legs(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, maxQueries i
 		}
 		judged := ds.Qrels[q.ID]
 		leg := func(mode string) ([]string, error) {
-			res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: mode})
+			res, _, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: mode, NoEvidence: true})
 			ids := make([]string, len(res))
 			for i, r := range res {
 				ids[i] = r.ChunkID

@@ -88,8 +88,9 @@ type Builder struct {
 	p      Params
 	vocab  map[string]int32
 	terms  []string
-	docs   [][]uint32 // per term: ascending doc ids
-	tfs    [][]uint16 // per term: term frequency, parallel to docs
+	post   [][]byte // per term: its postings, encoded as the Index keeps them (appendPostings)
+	df     []uint32 // per term: documents so far
+	last   []uint32 // per term: the last document added
 	docLen []uint32
 	count  map[int32]int // scratch for Add
 	order  []int32       // scratch for Add: term ids in first-seen order
@@ -128,8 +129,9 @@ func (b *Builder) Add(terms []string) (docID int) {
 			id = int32(len(b.terms))
 			b.vocab[t] = id
 			b.terms = append(b.terms, t)
-			b.docs = append(b.docs, nil)
-			b.tfs = append(b.tfs, nil)
+			b.post = append(b.post, nil)
+			b.df = append(b.df, 0)
+			b.last = append(b.last, 0)
 		}
 		if b.count[id] == 0 {
 			b.order = append(b.order, id)
@@ -137,8 +139,17 @@ func (b *Builder) Add(terms []string) (docID int) {
 		b.count[id]++
 	}
 	for _, id := range b.order {
-		b.docs[id] = append(b.docs[id], doc)
-		b.tfs[id] = append(b.tfs[id], uint16(min(b.count[id], math.MaxUint16)))
+		// The postings are encoded as they arrive (about 2 bytes per
+		// posting instead of 6 plus slack): a builder holds the whole
+		// corpus's postings until Build.
+		delta := uint64(doc) + 1
+		if b.df[id] > 0 {
+			delta = uint64(doc - b.last[id])
+		}
+		b.post[id] = binary.AppendUvarint(b.post[id], delta)
+		b.post[id] = binary.AppendUvarint(b.post[id], uint64(min(b.count[id], math.MaxUint16)))
+		b.df[id]++
+		b.last[id] = doc
 	}
 	b.docLen = append(b.docLen, uint32(min(n, math.MaxUint32)))
 	return int(doc)
@@ -158,11 +169,15 @@ func (b *Builder) Build() *Index {
 		poffs:  make([]int, len(b.terms)+1),
 		docLen: slices.Clone(b.docLen),
 	}
-	var post []byte
+	size := 0
+	for _, p := range b.post {
+		size += len(p)
+	}
+	post := make([]byte, 0, size)
 	for i, t := range b.terms {
 		ix.vocab[t] = int32(i)
-		ix.df[i] = uint32(len(b.docs[i]))
-		post = appendPostings(post, b.docs[i], b.tfs[i])
+		ix.df[i] = b.df[i]
+		post = append(post, b.post[i]...)
 		ix.poffs[i+1] = len(post)
 	}
 	ix.post = post

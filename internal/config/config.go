@@ -3,12 +3,13 @@
 //
 //	command-line flags > environment > .env file > defaults
 //
-// The defaults are the constants of seed 002 §8.6 (chunk 500/50, k 4,
-// BM25 weight 0.6, evidence threshold 0.42 (calibrated), 5 exchanges of history,
-// gpt-4o-mini, text-embedding-3-small, ./data, ./logs).
-//
-// Flags are applied by the command layer after Load: it overwrites the
-// fields whose flags were set explicitly.
+// Every setting is declared once, in the table of settings.go: its
+// variable, its flag, how it is parsed and how `shirube config` shows it.
+// Load reads the variables; the command layer defines the flags from the
+// same table and applies the ones set explicitly after Load. The defaults
+// (chunk 500/50, k 4, BM25 weight 0.6, evidence threshold 0.42 (calibrated),
+// 5 exchanges of history, gpt-4o-mini, text-embedding-3-small, ./data,
+// ./logs) come from the product specification (seed 002 §8.6).
 package config
 
 import (
@@ -18,7 +19,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +27,7 @@ import (
 	"github.com/joho/godotenv"
 )
 
-// Defaults from seed 002 §8.6 and the issues.
+// Defaults of the settings.
 const (
 	DefaultDataDir           = "./data"
 	DefaultDatabaseDir       = "./database"
@@ -43,15 +43,15 @@ const (
 	DefaultClaimCoverage = 0.6
 	// DefaultVerify re-checks with the model what the lexical check cannot
 	// confirm.
-	DefaultVerify         = "llm"
+	DefaultVerify         = VerifyLLM
 	DefaultMaxHistory     = 5
 	DefaultLLMModel       = "gpt-4o-mini"
 	DefaultAnthropicModel = "sonnet"
 	DefaultEmbeddingModel = "text-embedding-3-small"
 	DefaultMaxFileSize    = 100 << 20
 	DefaultMaxTextSize    = 8 << 20 // document.DefaultMaxTextBytes
-	DefaultFusion         = "minmax"
-	DefaultEmbedder       = "local"
+	DefaultFusion         = FusionMinMax
+	DefaultEmbedder       = EmbedderLocal
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
 	DefaultLLMTimeout = 60 * time.Second
 )
@@ -71,7 +71,7 @@ type Config struct {
 	// query (retrieve.Options.AutoWeight) and BM25Weight only blends the
 	// evidence score and fuses the legs of a neural-embedder index.
 	BM25WeightSet bool
-	Fusion        string // minmax or rrf (SHIRUBE_FUSION)
+	Fusion        Fusion // minmax or rrf (SHIRUBE_FUSION)
 	// EvidenceThreshold is the absolute evidence score below which the
 	// answer is refused as insufficient evidence (SHIRUBE_EVIDENCE_THRESHOLD).
 	EvidenceThreshold float64
@@ -82,31 +82,32 @@ type Config struct {
 	// Verify is how LLM answers are checked: "llm" (default: the lexical
 	// check, then one model call on the claims it cannot confirm) or
 	// "lexical" (no extra call) (SHIRUBE_VERIFY).
-	Verify string
+	Verify Verify
 	// KeepUnverified leaves unverified claims in LLM answers instead of
 	// moving them to Unknowns (SHIRUBE_KEEP_UNVERIFIED=1).
 	KeepUnverified bool
 	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
 	MaxTextSize    int64 // bytes of extracted text per file; larger ones are skipped; -1 no limit (SHIRUBE_MAX_TEXT_SIZE, 0 or less: no limit)
-	// Profile selects agentic retrieval (seed 003): fast, balanced or deep;
+	// Profile selects agentic retrieval (facets, routes, corrective
+	// re-search; seed 003): fast, balanced or deep;
 	// "" means one hybrid search per question (SHIRUBE_PROFILE).
 	Profile string
 	// Scope limits every search to these folders or documents (--scope;
 	// retrieve.Options.Scope); empty searches everything.
 	Scope []string
 
-	Embedder       string // local or openai (SHIRUBE_EMBEDDER)
-	EmbeddingModel string // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
+	Embedder       Embedder // local or openai (SHIRUBE_EMBEDDER)
+	EmbeddingModel string   // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
 
-	Generator     string // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
-	Provider      string // openai or anthropic; "" chooses by the key that is set (SHIRUBE_PROVIDER)
-	LLMModel      string // model id or alias (SHIRUBE_MODEL)
-	OpenAIKey     string // OPENAI_API_KEY
-	OpenAIBase    string // OPENAI_API_BASE
-	AnthropicKey  string // ANTHROPIC_API_KEY
-	AnthropicBase string // ANTHROPIC_BASE_URL
-	Prices        string // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
+	Generator     string   // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
+	Provider      Provider // openai or anthropic; "" chooses by the key that is set (SHIRUBE_PROVIDER)
+	LLMModel      string   // model id or alias (SHIRUBE_MODEL)
+	OpenAIKey     string   // OPENAI_API_KEY
+	OpenAIBase    string   // OPENAI_API_BASE
+	AnthropicKey  string   // ANTHROPIC_API_KEY
+	AnthropicBase string   // ANTHROPIC_BASE_URL
+	Prices        string   // JSON price overrides, USD per 1M tokens (SHIRUBE_PRICES)
 
 	// Store is "" for the embedded index in IndexDir, or a PostgreSQL DSN
 	// (postgres://user@host/db?sslmode=…) for the database store
@@ -183,99 +184,19 @@ func Load(env Source, dotenvPath string) (Config, error) {
 	}
 	c := Default()
 	var errs []error
-	str := func(key string, dst *string) {
-		if v, ok := lookup(key); ok {
-			*dst = strings.TrimSpace(v)
+	for _, st := range settings {
+		if st.Env == "" {
+			continue
 		}
-	}
-	num := func(key string, dst *int) {
-		if v, ok := lookup(key); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q is not a whole number", key, v))
-				return
-			}
-			*dst = n
+		v, ok := lookup(st.Env)
+		if !ok && st.Alias != "" {
+			v, ok = lookup(st.Alias)
 		}
-	}
-	flt := func(key string, dst *float64) {
-		if v, ok := lookup(key); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q is not a number", key, v))
-				return
-			}
-			*dst = f
+		if !ok {
+			continue
 		}
-	}
-	str("SHIRUBE_DATA", &c.DataDir)
-	if v, ok := lookup("SHIRUBE_DATA_ALLOW"); ok && strings.TrimSpace(v) != "" {
-		c.DataAllow = filepath.SplitList(strings.TrimSpace(v))
-	}
-	str("SHIRUBE_DATABASE", &c.DatabaseDir)
-	str("SHIRUBE_INDEX", &c.IndexDir)
-	str("SHIRUBE_LOGS", &c.LogsDir)
-	num("SHIRUBE_CHUNK_SIZE", &c.ChunkSize)
-	num("SHIRUBE_CHUNK_OVERLAP", &c.ChunkOverlap)
-	num("SHIRUBE_K", &c.K)
-	flt("SHIRUBE_BM25_WEIGHT", &c.BM25Weight)
-	_, c.BM25WeightSet = lookup("SHIRUBE_BM25_WEIGHT")
-	str("SHIRUBE_FUSION", &c.Fusion)
-	flt("SHIRUBE_EVIDENCE_THRESHOLD", &c.EvidenceThreshold)
-	flt("SHIRUBE_CLAIM_COVERAGE", &c.ClaimCoverage)
-	str("SHIRUBE_VERIFY", &c.Verify)
-	if v, ok := lookup("SHIRUBE_KEEP_UNVERIFIED"); ok {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SHIRUBE_KEEP_UNVERIFIED=%q is not true or false (1/0)", v))
-		} else {
-			c.KeepUnverified = b
-		}
-	}
-	num("SHIRUBE_MAX_HISTORY", &c.MaxHistory)
-	if v, ok := lookup("SHIRUBE_MAX_FILE_SIZE"); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_FILE_SIZE=%q is not a whole number of bytes", v))
-		} else {
-			c.MaxFileSize = n
-		}
-	}
-	if v, ok := lookup("SHIRUBE_MAX_TEXT_SIZE"); ok {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SHIRUBE_MAX_TEXT_SIZE=%q is not a whole number of bytes (default %d; 0 or less: no limit)", v, DefaultMaxTextSize))
-		} else {
-			c.MaxTextSize = n
-			if n <= 0 {
-				c.MaxTextSize = -1 // no limit, as the extractor spells it
-			}
-		}
-	}
-	str("SHIRUBE_PROFILE", &c.Profile)
-	str("SHIRUBE_EMBEDDER", &c.Embedder)
-	str("SHIRUBE_EMBEDDING_MODEL", &c.EmbeddingModel)
-	str("SHIRUBE_GENERATOR", &c.Generator)
-	str("SHIRUBE_PROVIDER", &c.Provider)
-	str("SHIRUBE_MODEL", &c.LLMModel)
-	str("OPENAI_API_KEY", &c.OpenAIKey)
-	str("OPENAI_API_BASE", &c.OpenAIBase)
-	if c.OpenAIBase == "" {
-		str("OPENAI_BASE_URL", &c.OpenAIBase)
-	}
-	str("ANTHROPIC_API_KEY", &c.AnthropicKey)
-	str("ANTHROPIC_BASE_URL", &c.AnthropicBase)
-	str("SHIRUBE_PRICES", &c.Prices)
-	str("SHIRUBE_TOKEN", &c.Token)
-	str("SHIRUBE_STORE", &c.Store)
-	str("SHIRUBE_AUDIT", &c.Audit)
-	num("SHIRUBE_WORKERS", &c.Workers)
-	if v, ok := lookup("SHIRUBE_LLM_TIMEOUT"); ok {
-		d, err := ParseTimeout(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("SHIRUBE_LLM_TIMEOUT=%q: %w", v, err))
-		} else {
-			c.LLMTimeout = d
+		if err := st.Set(&c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q %v", st.Env, v, err))
 		}
 	}
 	if len(errs) > 0 {
@@ -334,24 +255,24 @@ func (c Config) Validate() error {
 	if c.ClaimCoverage <= 0 || c.ClaimCoverage > 1 {
 		errs = append(errs, fmt.Errorf("claim coverage %g must be above 0.0 and at most 1.0", c.ClaimCoverage))
 	}
-	if c.Verify != "llm" && c.Verify != "lexical" {
-		errs = append(errs, fmt.Errorf("verify %q must be llm or lexical", c.Verify))
+	if _, err := oneOf(string(c.Verify), VerifyLLM, VerifyLexical); err != nil {
+		errs = append(errs, fmt.Errorf("verify %q %w", c.Verify, err))
 	}
-	if c.Fusion != "minmax" && c.Fusion != "rrf" {
-		errs = append(errs, fmt.Errorf("fusion %q must be minmax or rrf", c.Fusion))
+	if _, err := oneOf(string(c.Fusion), FusionMinMax, FusionRRF); err != nil {
+		errs = append(errs, fmt.Errorf("fusion %q %w", c.Fusion, err))
 	}
-	if c.Embedder != "local" && c.Embedder != "openai" {
-		errs = append(errs, fmt.Errorf("embedder %q must be local or openai", c.Embedder))
+	if _, err := oneOf(string(c.Embedder), EmbedderLocal, EmbedderOpenAI); err != nil {
+		errs = append(errs, fmt.Errorf("embedder %q %w", c.Embedder, err))
 	}
 	switch c.Generator {
 	case "", "extractive", "llm":
 	default:
 		errs = append(errs, fmt.Errorf("generator %q must be extractive or llm", c.Generator))
 	}
-	switch c.Provider {
-	case "", "openai", "anthropic":
-	default:
-		errs = append(errs, fmt.Errorf("provider %q must be openai or anthropic", c.Provider))
+	if c.Provider != "" {
+		if _, err := oneOf(string(c.Provider), ProviderOpenAI, ProviderAnthropic); err != nil {
+			errs = append(errs, fmt.Errorf("provider %q %w", c.Provider, err))
+		}
 	}
 	switch c.Profile {
 	case "", "fast", "balanced", "deep":
@@ -361,7 +282,7 @@ func (c Config) Validate() error {
 	switch c.Audit {
 	case "jsonl", "postgres", "both":
 		if c.Audit != "jsonl" && c.Store == "" {
-			errs = append(errs, fmt.Errorf("audit %q needs a PostgreSQL store: set --store or SHIRUBE_STORE", c.Audit))
+			errs = append(errs, fmt.Errorf("audit %q needs a PostgreSQL store: set SHIRUBE_STORE", c.Audit))
 		}
 	default:
 		errs = append(errs, fmt.Errorf("audit %q must be jsonl, postgres or both", c.Audit))
@@ -394,20 +315,32 @@ func (c Config) bm25WeightLine() string {
 // VectorWeight is 1 − BM25Weight, as the UI shows it.
 func (c Config) VectorWeight() float64 { return 1 - c.BM25Weight }
 
-// LLMProvider returns the provider that answers with an LLM: the configured
-// one, else openai when OPENAI_API_KEY is set, else anthropic when
-// ANTHROPIC_API_KEY is set, else "" (no LLM; answers are extractive).
-func (c Config) LLMProvider() string {
+// ProviderFor is the one rule that picks the provider of an LLM call: the
+// configured provider (SHIRUBE_PROVIDER or the provider flag); else the
+// provider whose key is set; when both keys are set, preferred; "" when
+// neither is (no LLM). Every call uses LLMProvider (preferred: openai)
+// except the binary answer judge, whose prompt and calibration were
+// written for Claude and which prefers anthropic.
+func (c Config) ProviderFor(preferred Provider) Provider {
 	switch {
 	case c.Provider != "":
 		return c.Provider
+	case c.OpenAIKey != "" && c.AnthropicKey != "":
+		return preferred
 	case c.OpenAIKey != "":
-		return "openai"
+		return ProviderOpenAI
 	case c.AnthropicKey != "":
-		return "anthropic"
+		return ProviderAnthropic
 	}
 	return ""
 }
+
+// LLMProvider returns the provider that answers with an LLM (and rewrites
+// follow-ups, re-checks claims, plans, generates questions, categorises
+// pages): ProviderFor(ProviderOpenAI) — the configured one, else openai
+// when OPENAI_API_KEY is set, else anthropic when ANTHROPIC_API_KEY is set,
+// else "" (no LLM; answers are extractive).
+func (c Config) LLMProvider() Provider { return c.ProviderFor(ProviderOpenAI) }
 
 // EffectiveGenerator is the generator that will answer: the configured one,
 // else llm when a key is set, else extractive.
@@ -421,19 +354,23 @@ func (c Config) EffectiveGenerator() string {
 	return "extractive"
 }
 
-// CheckLLM returns a helpful error when an LLM is required but no key is set.
+// ErrNoLLM is CheckLLM's error when no provider's key is set.
+var ErrNoLLM = errors.New("no LLM is configured. Set OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY in the environment or in .env")
+
+// CheckLLM returns a helpful error when an LLM is required but no key is
+// set: ErrNoLLM, or a message naming the chosen provider's variable.
 func (c Config) CheckLLM() error {
 	switch c.LLMProvider() {
-	case "openai":
+	case ProviderOpenAI:
 		if c.OpenAIKey == "" {
-			return errors.New("Error: OPENAI_API_KEY is not set. Set it in the environment or in .env (and OPENAI_API_BASE for a compatible server such as Ollama or vLLM)")
+			return errors.New("OPENAI_API_KEY is not set. Set it in the environment or in .env (and OPENAI_API_BASE for a compatible server such as Ollama or vLLM)")
 		}
-	case "anthropic":
+	case ProviderAnthropic:
 		if c.AnthropicKey == "" {
-			return errors.New("Error: ANTHROPIC_API_KEY is not set. Set it in the environment or in .env")
+			return errors.New("ANTHROPIC_API_KEY is not set. Set it in the environment or in .env")
 		}
 	default:
-		return errors.New("Error: no LLM is configured. Set OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY in the environment or in .env, or use --generator extractive")
+		return ErrNoLLM
 	}
 	return nil
 }
@@ -494,45 +431,16 @@ func MaskURL(s string) string {
 // Lines renders the configuration as sorted "KEY=value" lines with secrets
 // masked, for `shirube config`.
 func (c Config) Lines() []string {
-	kv := map[string]string{
-		"SHIRUBE_DATA":               c.DataDir,
-		"SHIRUBE_DATA_ALLOW":         strings.Join(c.DataAllow, string(filepath.ListSeparator)),
-		"SHIRUBE_DATABASE":           c.DatabaseDir,
-		"SHIRUBE_INDEX":              c.IndexDir,
-		"SHIRUBE_LOGS":               c.LogsDir,
-		"SHIRUBE_CHUNK_SIZE":         strconv.Itoa(c.ChunkSize),
-		"SHIRUBE_CHUNK_OVERLAP":      strconv.Itoa(c.ChunkOverlap),
-		"SHIRUBE_K":                  strconv.Itoa(c.K),
-		"SHIRUBE_BM25_WEIGHT":        c.bm25WeightLine(),
-		"SHIRUBE_VECTOR_WEIGHT":      strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)",
-		"SHIRUBE_FUSION":             c.Fusion,
-		"SHIRUBE_EVIDENCE_THRESHOLD": strconv.FormatFloat(c.EvidenceThreshold, 'g', -1, 64),
-		"SHIRUBE_CLAIM_COVERAGE":     strconv.FormatFloat(c.ClaimCoverage, 'g', -1, 64),
-		"SHIRUBE_KEEP_UNVERIFIED":    strconv.FormatBool(c.KeepUnverified),
-		"SHIRUBE_VERIFY":             c.Verify,
-		"SHIRUBE_MAX_HISTORY":        strconv.Itoa(c.MaxHistory),
-		"SHIRUBE_MAX_FILE_SIZE":      strconv.FormatInt(c.MaxFileSize, 10),
-		"SHIRUBE_MAX_TEXT_SIZE":      strconv.FormatInt(c.MaxTextSize, 10),
-		"SHIRUBE_EMBEDDER":           c.Embedder,
-		"SHIRUBE_PROFILE":            c.Profile,
-		"SHIRUBE_EMBEDDING_MODEL":    c.EmbeddingModel,
-		"SHIRUBE_GENERATOR":          c.EffectiveGenerator(),
-		"SHIRUBE_PROVIDER":           c.LLMProvider(),
-		"SHIRUBE_MODEL":              c.LLMModel,
-		"OPENAI_API_KEY":             Mask(c.OpenAIKey),
-		"OPENAI_API_BASE":            MaskURL(c.OpenAIBase),
-		"ANTHROPIC_API_KEY":          Mask(c.AnthropicKey),
-		"ANTHROPIC_BASE_URL":         MaskURL(c.AnthropicBase),
-		"SHIRUBE_LLM_TIMEOUT":        c.LLMTimeout.String(),
-		"SHIRUBE_PRICES":             c.Prices,
-		"SHIRUBE_TOKEN":              Mask(c.Token),
-		"SHIRUBE_STORE":              MaskDSN(c.Store),
-		"SHIRUBE_AUDIT":              c.Audit,
-		"SHIRUBE_WORKERS":            strconv.Itoa(c.Workers),
-	}
-	out := make([]string, 0, len(kv))
-	for k, v := range kv {
-		out = append(out, k+"="+v)
+	out := []string{"SHIRUBE_VECTOR_WEIGHT=" + strconv.FormatFloat(c.VectorWeight(), 'g', 4, 64) + " (1 − BM25 weight)"}
+	for _, st := range settings {
+		if st.Env == "" {
+			continue
+		}
+		show := st.show
+		if show == nil {
+			show = st.get
+		}
+		out = append(out, st.Env+"="+show(c))
 	}
 	sort.Strings(out)
 	return out

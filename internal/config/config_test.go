@@ -179,3 +179,91 @@ func TestMaskDSN(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsTable: every setting read from a variable is shown by
+// `shirube config` once, reads back what it was given, and has a flag name
+// no other setting has.
+func TestSettingsTable(t *testing.T) {
+	lines := Default().Lines()
+	flags := map[string]bool{}
+	for _, st := range Settings() {
+		if st.Flag != "" {
+			if flags[st.Flag] {
+				t.Errorf("flag --%s declared twice", st.Flag)
+			}
+			flags[st.Flag] = true
+			if got, ok := SettingByFlag(st.Flag); !ok || got.Env != st.Env {
+				t.Errorf("SettingByFlag(%q) = %q, %v", st.Flag, got.Env, ok)
+			}
+		}
+		if st.Env == "" {
+			continue
+		}
+		n := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, st.Env+"=") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s shown %d times by Lines", st.Env, n)
+		}
+		c := Default()
+		v := st.Get(c)
+		if err := st.Set(&c, v); err != nil {
+			t.Errorf("%s: its own default %q is refused: %v", st.Env, v, err)
+		}
+		if got := st.Get(c); got != v {
+			t.Errorf("%s: set %q, read back %q", st.Env, v, got)
+		}
+	}
+	if _, ok := SettingByFlag("chunk-szie"); ok {
+		t.Error("SettingByFlag found a misspelt flag")
+	}
+}
+
+// TestTypedKinds: a word setting refuses a misspelt word when it is read,
+// naming the words it takes.
+func TestTypedKinds(t *testing.T) {
+	for env, want := range map[string]string{
+		"SHIRUBE_EMBEDDER": "local or openai",
+		"SHIRUBE_PROVIDER": "openai or anthropic",
+		"SHIRUBE_PROFILE":  "fast, balanced or deep",
+		"SHIRUBE_AUDIT":    "jsonl, postgres or both",
+	} {
+		_, err := Load(envOf(map[string]string{env: "opneai"}), "")
+		if err == nil || !strings.Contains(err.Error(), env) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s=opneai: %v, want an error naming %s and %q", env, err, env, want)
+		}
+	}
+	c, err := Load(envOf(map[string]string{"SHIRUBE_EMBEDDER": "openai", "SHIRUBE_FUSION": "rrf", "SHIRUBE_VERIFY": "lexical", "SHIRUBE_PROVIDER": "anthropic", "OPENAI_BASE_URL": "http://localhost:11434/v1"}), "")
+	if err != nil || c.Embedder != EmbedderOpenAI || c.Fusion != FusionRRF || c.Verify != VerifyLexical || c.Provider != ProviderAnthropic || c.OpenAIBase != "http://localhost:11434/v1" {
+		t.Errorf("typed values: %+v, %v", c, err)
+	}
+}
+
+// TestProviderFor: one rule picks every LLM call's provider — the
+// configured one, else the one whose key is set, else (both set) the
+// caller's preference.
+func TestProviderFor(t *testing.T) {
+	tests := []struct {
+		provider        Provider
+		openai, anthrop string
+		preferred, want Provider
+	}{
+		{"", "", "", ProviderOpenAI, ""},
+		{"", "sk-o", "", ProviderAnthropic, ProviderOpenAI},
+		{"", "", "sk-a", ProviderOpenAI, ProviderAnthropic},
+		{"", "sk-o", "sk-a", ProviderOpenAI, ProviderOpenAI},
+		{"", "sk-o", "sk-a", ProviderAnthropic, ProviderAnthropic},
+		{ProviderOpenAI, "sk-o", "sk-a", ProviderAnthropic, ProviderOpenAI},
+		{ProviderAnthropic, "", "", ProviderOpenAI, ProviderAnthropic},
+	}
+	for _, tt := range tests {
+		c := Default()
+		c.Provider, c.OpenAIKey, c.AnthropicKey = tt.provider, tt.openai, tt.anthrop
+		if got := c.ProviderFor(tt.preferred); got != tt.want {
+			t.Errorf("%+v: ProviderFor(%s) = %q, want %q", tt, tt.preferred, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package document
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // PageFile returns the identity of one page of f: the slash-separated path
@@ -38,6 +42,14 @@ func pageName(page int) string { return fmt.Sprintf("page_%03d.md", page) }
 
 // pageFileRE matches the page files WriteDatabase creates.
 var pageFileRE = regexp.MustCompile(`^page_([0-9]{3,})\.md$`)
+
+// IsPageFile reports whether a file name is a page of the database: a page
+// written from a source (page_NNN.md) or a copy of one that folder-structure
+// optimisation added under a better-named folder, which keeps the copied
+// page's name or adds _2, _3, … when it is taken (page_008_2.md).
+func IsPageFile(name string) bool {
+	return strings.HasPrefix(name, "page_") && strings.HasSuffix(name, ".md")
+}
 
 // stemOf returns f.Stem, or the base name without extension when a caller
 // built f by hand without one.
@@ -200,4 +212,181 @@ func PageNumber(id string) (int, bool) {
 	}
 	n, err := strconv.Atoi(m[1])
 	return n, err == nil
+}
+
+// Database is the per-page Markdown database (database/<folder>/<stem>/page_NNN.md)
+// and the one owner of page identity (PageFile). The index build syncs every
+// source into it (Sync), lists the copies that folder-structure
+// optimisation added (Copies), checks that cited pages are still there
+// (Exists) and removes the pages of sources that are gone (Remove); the
+// index itself only turns pages into chunks, postings and vectors.
+type Database struct {
+	Dir string // the database folder, e.g. ./database
+	// Writer writes the page files; nil means the disk (DiskWriter).
+	// Tests inject a full disk through it.
+	Writer FileWriter
+	// Categorize, when set, groups each PDF's pages into section folders
+	// (database/<folder>/<stem>/<category>/page_NNN.md) by the LLM, the PDF
+	// outline or page headings.
+	Categorize *CategorizeOptions
+	Warn       func(string) // optional one-line warnings
+}
+
+// Source is what the database holds for one source file: the document as
+// extracted, the file it came from and its page identities in page order.
+type Source struct {
+	Doc   Document
+	File  File
+	Pages []string
+}
+
+// Sync brings the pages of source f up to date. prev is what the previous
+// sync of f produced (nil for a new source). An unchanged source — same
+// size, mtime and stem with every page file present — is not even read:
+// Sync returns prev with changed false. A source whose content hash did
+// not change is not rewritten either (changed false, the time refreshed).
+// Otherwise f is extracted, its pages written, and changed is true.
+//
+// A file that cannot be read, or whose own page folder cannot be written,
+// is a Skip. A storage failure — no space, a quota, a read-only or failing
+// disk — would hit every source after this one too, so it is an error.
+func (db Database) Sync(ctx context.Context, ex *Extractor, f File, prev *Source) (src Source, changed bool, skip *Skip, err error) {
+	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && db.Exists(prev.Pages) {
+		prev.File = f
+		return *prev, false, nil, nil
+	}
+	doc, err := ex.Extract(ctx, f)
+	if err != nil {
+		return Source{}, false, &Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}, nil
+	}
+	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && db.Exists(prev.Pages) && db.Categorize == nil {
+		// Touched but not changed: keep the pages, refresh the time.
+		prev.Doc.ModTime, prev.File = doc.ModTime, f
+		return *prev, false, nil, nil
+	}
+	var ids []string
+	if db.Categorize != nil && doc.Kind == PDF {
+		cats, cerr := Categorize(ctx, doc, f.Path, *db.Categorize)
+		if cerr != nil {
+			if db.Warn != nil {
+				db.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, cerr))
+			}
+			cats = make([]string, len(doc.Pages))
+		}
+		ids, err = WriteCategorized(ctx, db.Dir, f, doc, cats, db.Writer)
+	} else {
+		ids, err = WriteDatabase(ctx, db.Dir, f, doc, db.Writer)
+	}
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return Source{}, false, nil, ctx.Err()
+	case StorageFailure(err):
+		return Source{}, false, nil, fmt.Errorf("write page database %s: %w", db.Dir, err)
+	default: // this document's folder only, e.g. a file in the way
+		return Source{}, false, &Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}, nil
+	}
+	return Source{Doc: doc, File: f, Pages: ids}, true, nil, nil
+}
+
+// StorageFailure reports an error of the storage itself — no space left, a
+// quota, a read-only or failing disk — which would hit every write after
+// this one too.
+func StorageFailure(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// Copy is a page file that no source produced: a copy that folder-structure
+// optimisation placed in a better-named folder (RL rollback and
+// `optimize --undo` delete it again).
+type Copy struct {
+	ID      string // page identity, e.g. "database/温度設定/page_008.md"
+	Page    int    // page number from the name; 0 for a renamed copy (page_008_2.md)
+	Folder  string // its folder below the database, as words: "冷蔵庫 / 温度の設定"; "" at the top
+	Text    string
+	Hash    string // hex SHA-256 of the file
+	ModTime time.Time
+	Size    int64
+}
+
+// Copies lists, in walk order, the page files under the database that are
+// not source pages: known reports the identities that belong to sources
+// (this sync's, and those of earlier syncs, so that the pages of a source
+// that was skipped or removed never come back as a copy). Links are not
+// followed; unreadable files are left out. A missing database has no copies.
+func (db Database) Copies(ctx context.Context, known func(id string) bool) ([]Copy, error) {
+	base := filepath.Base(filepath.Clean(db.Dir))
+	var out []Copy
+	err := filepath.WalkDir(db.Dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if p == db.Dir {
+				return filepath.SkipAll
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if d.IsDir() || d.Type()&os.ModeSymlink != 0 || !IsPageFile(d.Name()) {
+			return nil
+		}
+		rel, err := filepath.Rel(db.Dir, p)
+		if err != nil {
+			return nil
+		}
+		id := base + "/" + filepath.ToSlash(rel)
+		if known(id) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		sum := sha256.Sum256(b)
+		c := Copy{ID: id, Text: string(b), Hash: hex.EncodeToString(sum[:])}
+		c.Page, _ = PageNumber(id)
+		if info, err := d.Info(); err == nil {
+			c.ModTime, c.Size = info.ModTime(), info.Size()
+		}
+		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
+			c.Folder = strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ")
+		}
+		out = append(out, c)
+		return nil
+	})
+	return out, err
+}
+
+// Exists reports whether every page identity in ids has its file in the
+// database.
+func (db Database) Exists(ids []string) bool {
+	parent := filepath.Dir(filepath.Clean(db.Dir))
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(parent, filepath.FromSlash(id))); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Remove deletes page files by identity and the folders they leave empty
+// (document and category folders), up to but not including the database
+// folder. Pages already gone are not an error.
+func (db Database) Remove(ids []string) {
+	root := filepath.Clean(db.Dir)
+	parent := filepath.Dir(root)
+	for _, id := range ids {
+		p := filepath.Join(parent, filepath.FromSlash(id))
+		os.Remove(p)
+		for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break // not empty, or already gone
+			}
+		}
+	}
 }

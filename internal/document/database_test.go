@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -124,5 +125,59 @@ func TestWriteDatabaseErrors(t *testing.T) {
 		if _, err := WriteDatabase(ctx, db, tt.f, tt.doc, nil); err == nil {
 			t.Errorf("WriteDatabase(%q, %d pages): want error", tt.f.Rel, len(tt.doc.Pages))
 		}
+	}
+}
+
+// TestDatabaseSyncCopiesRemove drives the page database the way a build
+// does: sync a source (written, then unchanged), list the copies
+// optimisation added, remove a source's pages.
+func TestDatabaseSyncCopiesRemove(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	data, dbDir := filepath.Join(root, "data"), filepath.Join(root, "database")
+	must(t, os.MkdirAll(filepath.Join(data, "runbooks"), 0o755))
+	src := filepath.Join(data, "runbooks", "vpn.md")
+	must(t, os.WriteFile(src, []byte("# VPN\n\n接続手順。\n"), 0o644))
+	info, err := os.Stat(src)
+	must(t, err)
+	f := File{Path: src, Rel: "runbooks/vpn.md", Stem: "vpn", Kind: Markdown, Size: info.Size(), ModTime: info.ModTime()}
+	db := Database{Dir: dbDir}
+	ex := NewExtractor(Options{})
+
+	s, changed, skip, err := db.Sync(ctx, ex, f, nil)
+	must(t, err)
+	if skip != nil || !changed || !reflect.DeepEqual(s.Pages, []string{"database/runbooks/vpn/page_001.md"}) {
+		t.Fatalf("first Sync = %v, changed %v, skip %v", s.Pages, changed, skip)
+	}
+	if again, changed, _, _ := db.Sync(ctx, ex, f, &s); changed || !reflect.DeepEqual(again.Pages, s.Pages) {
+		t.Errorf("Sync of an unchanged source: changed %v, pages %v", changed, again.Pages)
+	}
+
+	// A copy (and a renamed copy) under a better-named folder; the source's
+	// own page is known and is not a copy; notes.md is no page at all.
+	for _, p := range []string{"接続_設定/page_001.md", "接続_設定/page_001_2.md", "接続_設定/notes.md"} {
+		must(t, os.MkdirAll(filepath.Join(dbDir, filepath.Dir(p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dbDir, p), []byte("# VPN\n"), 0o644))
+	}
+	known := map[string]bool{s.Pages[0]: true}
+	copies, err := db.Copies(ctx, func(id string) bool { return known[id] })
+	must(t, err)
+	var got []string
+	for _, c := range copies {
+		got = append(got, c.ID+" "+c.Folder+" "+strconv.Itoa(c.Page))
+	}
+	want := []string{"database/接続_設定/page_001.md 接続 設定 1", "database/接続_設定/page_001_2.md 接続 設定 0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Copies = %q, want %q", got, want)
+	}
+	if !db.Exists(s.Pages) {
+		t.Error("Exists: the synced page is missing")
+	}
+	db.Remove(s.Pages)
+	if db.Exists(s.Pages) {
+		t.Error("Remove left the page")
+	}
+	if _, err := os.Stat(filepath.Join(dbDir, "runbooks")); !os.IsNotExist(err) {
+		t.Errorf("Remove left the empty folders: %v", err)
 	}
 }

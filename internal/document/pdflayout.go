@@ -366,7 +366,7 @@ func headingCandidate(line string, pw pageWidths) int {
 		return 0
 	}
 	question := headingQuestion.MatchString(line)
-	title := []rune(strings.TrimLeft(line, "第問QＱ0123456789０１２３４５６７８９ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ.．-－()（）)）一二三四五六七八九十百編章節款部 \t\u3000"))
+	title := []rune(strings.TrimLeft(line, "第問QＱ0123456789０１２３４５６７８９ⅠⅡⅢⅣⅤⅥⅦⅧⅨⅩ.．-－()（）一二三四五六七八九十百編章節款部 \t\u3000"))
 	if letters([]string{string(title)}) < 3 || !balancedBrackets(string(title)) {
 		return 0
 	}

@@ -240,7 +240,7 @@ func FuzzLayoutPDFPage(f *testing.F) {
 		}
 		// Every character left, apart from the marks and spaces, comes
 		// from the page, in the page's order.
-		in, out := []rune(strip(raw, "")), []rune(strip(got, "#"))
+		in, out := []rune(strip(raw, "")), strip(got, "#")
 		for _, r := range out {
 			for len(in) > 0 && in[0] != r {
 				in = in[1:]

@@ -121,16 +121,39 @@ type Local struct {
 //
 // It fails if no document has a feature that survives MinDF.
 func FitLocal(ctx context.Context, docs [][]string, opt LocalOptions) (*Local, error) {
-	if len(docs) == 0 {
+	return FitLocalSample(ctx, len(docs), func(i int) []string { return docs[i] }, opt)
+}
+
+// SampleIndexes returns the documents, out of n, that a fit with opt reads:
+// all of them up to MaxSample, else MaxSample evenly spaced ones.
+func SampleIndexes(n int, opt LocalOptions) []int {
+	opt = opt.withDefaults(n)
+	m := min(n, opt.MaxSample)
+	out := make([]int, m)
+	for i := range out {
+		out[i] = int(int64(i) * int64(n) / int64(m))
+	}
+	return out
+}
+
+// FitLocalSample is FitLocal over a corpus of n documents that it reads
+// through doc, calling it only for the documents of SampleIndexes: a
+// caller that derives features on demand (from an inverted index, say)
+// never holds the features of the whole corpus at once.
+func FitLocalSample(ctx context.Context, total int, doc func(i int) []string, opt LocalOptions) (*Local, error) {
+	if total == 0 {
 		return nil, errors.New("embed: cannot fit a local model on an empty corpus; index some documents first")
 	}
-	opt = opt.withDefaults(len(docs))
-	sample := docs
-	if len(docs) > opt.MaxSample {
-		sample = make([][]string, opt.MaxSample)
-		for i := range sample {
-			sample[i] = docs[int(int64(i)*int64(len(docs))/int64(opt.MaxSample))]
+	idx := SampleIndexes(total, opt)
+	opt = opt.withDefaults(total)
+	sample := make([][]string, len(idx))
+	for i, d := range idx {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("embed: fit cancelled: %w", err)
+			}
 		}
+		sample[i] = doc(d)
 	}
 
 	// Document frequencies over the sample; last is the 1-based index of the

@@ -2,19 +2,17 @@ package index
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
+	"runtime/debug"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -55,6 +53,11 @@ type BuildOptions struct {
 	// (document.DiskWriter). Tests inject a full disk through it.
 	PageWriter document.FileWriter
 
+	// Tests only: refitAt replaces refitDrift when non-zero (negative:
+	// always refit); model, when set, is used instead of fitting one.
+	refitAt float64
+	model   *embed.Local
+
 	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
 	Progress func(phase string, done, total int) // optional
 	Warn     func(string)                        // optional one-line warnings
@@ -73,6 +76,12 @@ type Summary struct {
 	Notes      []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
 	Seconds    float64
 	Unchanged  bool // nothing changed: the previous generation was kept
+	// Refit says whether the local embedder was fitted again (always on a
+	// first or full build; on an incremental one only when Drift, the share
+	// of the corpus's term mass changed since the last fit, passed
+	// refitDrift). Unchanged chunks keep their vectors when it was not.
+	Refit bool
+	Drift float64
 }
 
 // Build ingests the data folder and writes a new generation of the index.
@@ -109,7 +118,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 		progress = func(string, int, int) {}
 	}
 	if opt.Embedder == "openai" && opt.Remote == nil {
-		return sum, errors.New("the openai embedder needs OPENAI_API_KEY — set it, or use --embedder local")
+		return sum, errors.New("the openai embedder needs BuildOptions.Remote: an OpenAI-compatible embedder (OPENAI_API_KEY), or use the local embedder")
 	}
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return sum, fmt.Errorf("create index directory: %w", err)
@@ -143,8 +152,40 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	}
 	copt := opt.Chunk
 
+	// The previous generation itself: reused documents take their chunks,
+	// postings and vectors from it as they are, without analysing any text.
+	// A damaged one (already reported) is rebuilt from the sources.
+	var old *Index
+	if len(prev.sources)+len(prev.copies) > 0 {
+		if !prevDamaged {
+			if old, err = openPrevious(ctx, opt, analyzer, prevMeta); err != nil {
+				warn(fmt.Sprintf("previous index not reused: %v", err))
+			}
+		}
+	}
+	reusable := func(sd *storedDoc) *storedDoc {
+		if old == nil {
+			return nil // extracted again; prev still says which pages were the sources'
+		}
+		return sd
+	}
+
 	// Extract, chunk and analyse changed files in parallel; reuse the rest.
-	docs := make([]*storedDoc, len(files))
+	// Parts are committed in file order as they complete: a fresh part's
+	// terms go into the BM25 builder and are dropped, so the terms of the
+	// whole corpus are never held at once.
+	parts := make([]*part, len(files))
+	ready := make([]bool, len(files))
+	fresh := bm25.NewBuilder(bm25.DefaultParams())
+	next := 0
+	commit := func() {
+		for next < len(files) && ready[next] {
+			if p := parts[next]; p != nil {
+				p.addTerms(fresh)
+			}
+			next++
+		}
+	}
 	type job struct{ i int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -153,6 +194,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var writeErr error // the first page database write failure
+	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
 	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
@@ -160,7 +202,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 			defer wg.Done()
 			for j := range jobs {
 				f := files[j.i]
-				sd, reused, skip, werr := prepare(wctx, ex, analyzer, copt, opt, f, prev[f.Rel])
+				p, skip, werr := prepare(wctx, db, ex, analyzer, copt, f, reusable(prev.sources[f.Rel]))
 				mu.Lock()
 				if werr != nil {
 					if writeErr == nil {
@@ -170,13 +212,15 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 				} else if skip != nil {
 					sum.Skipped = append(sum.Skipped, *skip)
 				} else {
-					docs[j.i] = sd
-					if reused {
+					parts[j.i] = p
+					if p.reused {
 						sum.Reused++
 					} else {
 						sum.Extracted++
 					}
 				}
+				ready[j.i] = true
+				commit()
 				done++
 				progress("extract", done, len(files))
 				mu.Unlock()
@@ -206,32 +250,34 @@ feed:
 	for _, f := range files {
 		current[f.Rel] = true
 	}
-	for rel, sd := range prev {
-		if !sd.Extra && !current[rel] {
+	for rel := range prev.sources {
+		if !current[rel] {
 			sum.Removed++
 		}
 	}
 
-	var kept []*storedDoc
-	for _, sd := range docs {
-		if sd != nil {
-			kept = append(kept, sd)
+	var kept []*part
+	for _, p := range parts {
+		if p != nil {
+			kept = append(kept, p)
 		}
 	}
-	extras, changed, err := extraPages(ctx, opt, analyzer, kept, prev)
+	copies, changed, err := copyPages(ctx, db, copt, analyzer, kept, prev, old != nil, fresh)
 	if err != nil {
 		warn(fmt.Sprintf("database-only pages not indexed: %v", err))
 	}
-	kept = append(kept, extras...)
+	kept = append(kept, copies...)
 	if changed {
 		sum.Extracted++ // forces a new generation
 	}
-	for _, sd := range kept {
+	docs := make([]*storedDoc, len(kept))
+	for i, p := range kept {
+		docs[i] = p.sd
 		sum.Documents++
-		sum.Pages += len(sd.Doc.Pages)
-		sum.Chunks += len(sd.Chunks)
-		for _, n := range sd.Doc.Notes {
-			sum.Notes = append(sum.Notes, document.QuotePath(sd.Doc.Source)+": "+n)
+		sum.Pages += len(p.sd.Doc.Pages)
+		sum.Chunks += p.sd.NChunks
+		for _, n := range p.sd.Doc.Notes {
+			sum.Notes = append(sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
 		}
 	}
 	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
@@ -242,30 +288,49 @@ feed:
 		return sum, nil
 	}
 
-	// Gather chunks in a deterministic order.
-	var chunks []chunk.Chunk
-	var terms [][]string
-	var hashes []string
-	for _, sd := range kept {
-		chunks = append(chunks, sd.Chunks...)
-		terms = append(terms, sd.Terms...)
-		hashes = append(hashes, sd.Hashes...)
+	// The chunks in a deterministic order, and where each comes from.
+	chunks := make([]chunk.Chunk, 0, sum.Chunks)
+	from := make([]int, 0, sum.Chunks) // chunk of the previous generation, or -1 for a fresh one
+	for _, p := range kept {
+		if p.reused {
+			for k := range p.sd.NChunks {
+				chunks = append(chunks, old.Chunk(p.sd.first+k))
+				from = append(from, p.sd.first+k)
+			}
+			continue
+		}
+		chunks = append(chunks, p.chunks...)
+		for range p.chunks {
+			from = append(from, -1)
+		}
+		p.chunks = nil
 	}
 
 	progress("bm25", 0, 1)
-	lex := buildLexical(terms)
+	added := fresh.Build()
+	fresh = nil
+	// The analysis left much garbage behind; handing it back to the OS now
+	// keeps the peak RSS near the live heap instead of twice it (one
+	// collection, well under a second at 100k chunks). Again before writing.
+	debug.FreeOSMemory()
+	lex := added
+	var delta bm25.ComposeStats
+	if old != nil {
+		if lex, delta, err = bm25.Compose(old.lex, added, from); err != nil {
+			return sum, fmt.Errorf("update the BM25 index: %w", err)
+		}
+		runtime.KeepAlive(old) // its postings are read in place from its mapping
+	}
 	progress("bm25", 1, 1)
 
 	progress("embed", 0, len(chunks))
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
+	leg, err := embedGeneration(ctx, opt, old, prevMeta, prev.fit, chunks, from, lex, added, delta)
 	if err != nil {
 		return sum, err
 	}
+	sum.Refit, sum.Drift = leg.refit, leg.drift
 	progress("embed", len(chunks), len(chunks))
-	flat, err := buildFlat(info.Dim, chunks, vecs)
-	if err != nil {
-		return sum, err
-	}
+	debug.FreeOSMemory()
 
 	// Write the new generation.
 	gen := prevMeta.Generation + 1
@@ -284,17 +349,71 @@ feed:
 		ChunkSize:     copt.Size,
 		ChunkOverlap:  copt.Overlap,
 		Analyzer:      opt.Analyzer,
-		Embedder:      info,
+		Embedder:      leg.info,
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, flat, local, kept); err != nil {
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.flat, leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
 		return sum, err
 	}
-	removeStale(opt.DatabaseDir, prev, kept)
+	removeStale(db, prev, docs)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
+}
+
+// part is one document of the generation being built: reused from the
+// previous generation (its chunks, postings and vectors are taken from
+// there, at sd.first) or fresh, with its chunks and, until they are added
+// to the BM25 builder, their analysed terms.
+type part struct {
+	sd     *storedDoc
+	reused bool
+	chunks []chunk.Chunk
+	terms  [][]string
+}
+
+// addTerms adds a fresh part's terms to the builder and drops them.
+func (p *part) addTerms(b *bm25.Builder) {
+	for _, t := range p.terms {
+		b.Add(t)
+	}
+	p.terms = nil
+}
+
+// storedDoc is what a generation records per document (docs.gob) so that
+// the next build can reuse an unchanged source without reading, chunking,
+// analysing or embedding it again. Its chunks are the generation's own, in
+// order: NChunks of them from the sum of NChunks of the documents before.
+type storedDoc struct {
+	Doc     document.Document // page texts dropped (Pages keeps the numbers)
+	File    document.File
+	Pages   []string // page identities
+	NChunks int
+	Extra   bool // a copy optimisation added to the page database (document.Copy)
+
+	first int // index of the first chunk in the generation it was loaded from
+}
+
+// buildRecord is docs.gob: the documents of a generation and the state of
+// its local embedder's fit.
+type buildRecord struct {
+	Docs []*storedDoc
+	Fit  fitState
+}
+
+// openPrevious opens the live generation for reuse, sharing the build's
+// analyser (a different one means the settings changed and nothing is
+// reused anyway).
+func openPrevious(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, meta Meta) (*Index, error) {
+	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote})
+	if err != nil {
+		return nil, err
+	}
+	if old.Len() != meta.Chunks || old.meta.Generation != meta.Generation {
+		return nil, fmt.Errorf("the live generation changed during the build — run `shirube index` again")
+	}
+	return old, nil
 }
 
 func encodeGob(w io.Writer, v any) error {
@@ -310,10 +429,18 @@ func sameSettings(m Meta, opt BuildOptions) bool {
 		(opt.Embedder != "openai" || m.Embedder.Model == opt.EmbeddingModel)
 }
 
-// loadPrevious returns the previous generation's documents by source path,
-// when they can be reused by this build.
-func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, Meta, string) {
-	out := map[string]*storedDoc{}
+// previous is what a build reuses of the live generation: its sources by
+// path and the page database copies it indexed by page identity.
+type previous struct {
+	sources map[string]*storedDoc
+	copies  map[string]*storedDoc
+	fit     fitState
+}
+
+// loadPrevious returns the previous generation's documents, when they can
+// be reused by this build.
+func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) {
+	out := previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}
 	if opt.Rebuild {
 		return out, Meta{}, ""
 	}
@@ -334,213 +461,156 @@ func loadPrevious(opt BuildOptions, warn func(string)) (map[string]*storedDoc, M
 		warn(fmt.Sprintf("previous index not reused: %v", err))
 		return out, meta, gen
 	}
-	var docs []*storedDoc
-	if err := decodeGob(b, &docs); err != nil {
-		warn(fmt.Sprintf("previous index not reused: %v", err))
+	var rec buildRecord
+	if err := decodeGob(b, &rec); err != nil {
+		// An index written before docs.gob held a buildRecord: its
+		// documents are extracted again, once.
 		return out, meta, gen
 	}
-	for _, d := range docs {
-		out[d.Doc.Source] = d
+	first := 0
+	for _, d := range rec.Docs {
+		d.first = first
+		first += d.NChunks
+		if d.Extra && len(d.Pages) == 1 {
+			out.copies[d.Pages[0]] = d
+		} else if !d.Extra {
+			out.sources[d.Doc.Source] = d
+		}
 	}
+	if first != meta.Chunks {
+		return previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}, meta, gen
+	}
+	out.fit = rec.Fit
 	return out, meta, gen
 }
 
-// prepare returns the stored form of one source: reused from the previous
-// generation when unchanged, else extracted, written to the page database,
-// chunked and analysed. A file that cannot be used is a Skip; a page
-// database that cannot be written is an error that stops the build.
-func prepare(ctx context.Context, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, opt BuildOptions, f document.File, prev *storedDoc) (*storedDoc, bool, *document.Skip, error) {
-	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) {
-		prev.File = f
-		return prev, true, nil, nil
+// prepare returns one source as a part of the generation: its pages
+// synced into the page database, then, when they changed, chunked and
+// analysed (an unchanged source is reused from the previous generation). A
+// file that cannot be used is a Skip; a page database that cannot be
+// written is an error that stops the build.
+func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*part, *document.Skip, error) {
+	var prevSrc *document.Source
+	if prev != nil {
+		prevSrc = &document.Source{Doc: prev.Doc, File: prev.File, Pages: prev.Pages}
 	}
-	doc, err := ex.Extract(ctx, f)
-	if err != nil {
-		return nil, false, &document.Skip{Path: f.Rel, Reason: strings.TrimPrefix(err.Error(), f.Rel+": ")}, nil
+	src, changed, skip, err := db.Sync(ctx, ex, f, prevSrc)
+	if err != nil || skip != nil {
+		return nil, skip, err
 	}
-	if prev != nil && prev.Doc.Hash == doc.Hash && prev.File.Stem == f.Stem && pagesExist(opt.DatabaseDir, prev.Pages) && opt.Categorize == nil {
-		// Touched but not changed: keep the analysed chunks, refresh the time.
-		prev.Doc.ModTime, prev.File = doc.ModTime, f
-		return prev, true, nil, nil
+	if !changed {
+		prev.Doc, prev.File = src.Doc, src.File
+		return &part{sd: prev, reused: true}, nil, nil
 	}
-	var ids []string
-	if opt.Categorize != nil && doc.Kind == document.PDF {
-		cats, cerr := document.Categorize(ctx, doc, f.Path, *opt.Categorize)
-		if cerr != nil {
-			if opt.Warn != nil {
-				opt.Warn(fmt.Sprintf("%s: pages not categorised: %v", f.Rel, cerr))
-			}
-			cats = make([]string, len(doc.Pages))
-		}
-		ids, err = document.WriteCategorized(ctx, opt.DatabaseDir, f, doc, cats, opt.PageWriter)
-	} else {
-		ids, err = document.WriteDatabase(ctx, opt.DatabaseDir, f, doc, opt.PageWriter)
-	}
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return nil, false, nil, ctx.Err()
-	case storageFailure(err):
-		return nil, false, nil, fmt.Errorf("write page database %s: %w", opt.DatabaseDir, err)
-	default: // this document's folder only, e.g. a file in the way
-		return nil, false, &document.Skip{Path: f.Rel, Reason: "write page database: " + err.Error()}, nil
-	}
-	sd := &storedDoc{Doc: doc, File: f, Pages: ids}
-	updated := doc.ModTime.Format("2006-01-02T15:04:05")
-	for i, p := range doc.Pages {
-		if i >= len(ids) {
+	p := &part{sd: &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}}
+	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
+	for i, pg := range src.Doc.Pages {
+		if i >= len(src.Pages) {
 			break
 		}
-		cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, p.Text, copt)
+		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, pg.Number, updated, pg.Text, copt)
 		if err != nil {
-			return nil, false, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
+			return nil, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
 		}
-		for _, c := range cs {
-			sd.Chunks = append(sd.Chunks, c)
-			sd.Terms = append(sd.Terms, a.Terms(c.Text))
-			h := sha256.Sum256([]byte(c.Text))
-			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
-		}
+		p.add(a, cs)
 	}
-	return sd, false, nil, nil
+	p.sd.Doc.Pages = pageNumbers(p.sd.Doc.Pages)
+	return p, nil, nil
 }
 
-// storageFailure reports an error of the storage itself — no space left, a
-// quota, a read-only or failing disk — which would hit every document
-// after this one too, so it stops the build instead of skipping a file.
-func storageFailure(err error) bool {
-	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EIO} {
-		if errors.Is(err, e) {
-			return true
-		}
+// add appends chunks to a fresh part with their analysed terms.
+func (p *part) add(a *analysis.Analyzer, cs []chunk.Chunk) {
+	for _, c := range cs {
+		p.chunks = append(p.chunks, c)
+		p.terms = append(p.terms, a.Terms(c.Text))
 	}
-	return false
+	p.sd.NChunks = len(p.chunks)
 }
 
-// extraPages indexes page files that exist only in the page database — the
-// copies that folder-structure optimisation (seed 000) places in better-named
-// folders. Each becomes a one-page document whose identity is its own path,
-// so a question can retrieve the copy. changed reports whether the set or a
-// content differs from the previous generation.
-func extraPages(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, kept []*storedDoc, prev map[string]*storedDoc) ([]*storedDoc, bool, error) {
+// pageNumbers returns pages without their text: a generation records the
+// pages a document had, not what they said (the chunks and the page
+// database hold that).
+func pageNumbers(pages []document.Page) []document.Page {
+	out := make([]document.Page, len(pages))
+	for i, p := range pages {
+		out[i].Number = p.Number
+	}
+	return out
+}
+
+// copyPages indexes the page files that exist only in the page database —
+// the copies that folder-structure optimisation places in better-named
+// folders (document.Database.Copies). Each becomes a one-page document
+// whose identity is its own path, so a question can retrieve the copy.
+// changed reports whether the set or a content differs from the previous
+// generation. Fresh copies' terms go into fresh at once.
+func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a *analysis.Analyzer, kept []*part, prev previous, reuse bool, fresh *bm25.Builder) ([]*part, bool, error) {
 	known := map[string]bool{}
-	for _, sd := range kept {
+	for _, p := range kept {
+		for _, id := range p.sd.Pages {
+			known[id] = true
+		}
+	}
+	// Pages of the previous generation's sources are never copies, even
+	// when their source is gone or was skipped this time: they are deleted
+	// after the switch (removeStale), not resurrected under another path.
+	for _, sd := range prev.sources {
 		for _, id := range sd.Pages {
 			known[id] = true
 		}
 	}
-	// Pages of the previous generation's sources are never database-only
-	// copies, even when their source is gone or was skipped this time:
-	// they are deleted after the switch (removeStale), not resurrected under
-	// another path.
-	for _, sd := range prev {
-		if !sd.Extra {
-			for _, id := range sd.Pages {
-				known[id] = true
-			}
-		}
-	}
-	prevExtra := map[string]*storedDoc{}
-	for _, sd := range prev {
-		if sd.Extra {
-			prevExtra[sd.Doc.Source] = sd
-		}
-	}
-	base := filepath.Base(filepath.Clean(opt.DatabaseDir))
-	var out []*storedDoc
+	prevCopy := maps.Clone(prev.copies)
+	copies, err := db.Copies(ctx, func(id string) bool { return known[id] })
+	var out []*part
 	changed := false
-	err := filepath.WalkDir(opt.DatabaseDir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if p == opt.DatabaseDir {
-				return filepath.SkipAll
-			}
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() || d.Type()&os.ModeSymlink != 0 || !isPageFile(d.Name()) {
-			return nil
-		}
-		rel, err := filepath.Rel(opt.DatabaseDir, p)
-		if err != nil {
-			return nil
-		}
-		id := base + "/" + filepath.ToSlash(rel)
-		if known[id] {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil
-		}
-		sumHash := sha256.Sum256(b)
-		hash := hex.EncodeToString(sumHash[:])
-		if old := prevExtra["@"+id]; old != nil && old.Doc.Hash == hash {
-			out = append(out, old)
-			delete(prevExtra, "@"+id)
-			return nil
+	for _, c := range copies {
+		if old := prevCopy[c.ID]; reuse && old != nil && old.Doc.Hash == c.Hash {
+			out = append(out, &part{sd: old, reused: true})
+			delete(prevCopy, c.ID)
+			continue
 		}
 		changed = true
-		info, _ := d.Info()
-		page, _ := document.PageNumber(id)
-		doc := document.Document{Source: "@" + id, Kind: document.Markdown, Pages: []document.Page{{Number: page, Text: string(b)}}, Hash: hash}
-		if info != nil {
-			doc.ModTime, doc.Size = info.ModTime(), info.Size()
-		}
-		sd := &storedDoc{Doc: doc, Pages: []string{id}, Extra: true}
-		cs, err := chunk.Page(id, id, page, doc.ModTime.Format("2006-01-02T15:04:05"), doc.Pages[0].Text, opt.Chunk)
+		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
+		p := &part{sd: &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}}
+		cs, err := chunk.Page(c.ID, c.ID, c.Page, c.ModTime.Format("2006-01-02T15:04:05"), c.Text, copt)
 		if err != nil {
-			return nil
+			continue
 		}
 		// The folder path is what optimisation chose to make the page
 		// findable, so it heads every chunk of the copy, above the page's
 		// own headings: a Markdown or HTML page's "# H1" must not push it
 		// out (a level-1 heading would replace a "# folder" line).
-		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
-			folder := strings.ReplaceAll(strings.ReplaceAll(dir, "/", " / "), "_", " ")
+		if c.Folder != "" {
 			for i := range cs {
-				cs[i].Text = "# " + folder + "\n" + cs[i].Text
+				cs[i].Text = "# " + c.Folder + "\n" + cs[i].Text
 				if cs[i].Heading == "" {
-					cs[i].Heading = folder
+					cs[i].Heading = c.Folder
 				} else {
-					cs[i].Heading = folder + " > " + cs[i].Heading
+					cs[i].Heading = c.Folder + " > " + cs[i].Heading
 				}
 			}
 		}
-		for _, c := range cs {
-			sd.Chunks = append(sd.Chunks, c)
-			sd.Terms = append(sd.Terms, a.Terms(c.Text))
-			h := sha256.Sum256([]byte(c.Text))
-			sd.Hashes = append(sd.Hashes, hex.EncodeToString(h[:]))
-		}
-		out = append(out, sd)
-		return nil
-	})
-	if len(prevExtra) > 0 {
+		p.add(a, cs)
+		p.addTerms(fresh)
+		out = append(out, p)
+	}
+	if len(prevCopy) > 0 {
 		changed = true // a copy was removed (rollback or undo)
 	}
 	return out, changed, err
 }
 
-func isPageFile(name string) bool {
-	return strings.HasPrefix(name, "page_") && strings.HasSuffix(name, ".md")
-}
-
 // removeStale deletes the page files of the previous generation's sources
 // that the new, now live, generation no longer cites: sources that
 // disappeared (with their page folders) and sources skipped this time.
-func removeStale(dbDir string, prev map[string]*storedDoc, kept []*storedDoc) {
+func removeStale(db document.Database, prev previous, kept []*storedDoc) {
 	cited := map[string]bool{}
 	for _, sd := range kept {
 		for _, id := range sd.Pages {
 			cited[id] = true
 		}
 	}
-	for _, sd := range prev {
-		if sd.Extra {
-			continue // database-only pages belong to the optimiser
-		}
+	for _, sd := range prev.sources { // copies belong to the optimiser
 		var stale []string
 		for _, id := range sd.Pages {
 			if !cited[id] {
@@ -548,71 +618,9 @@ func removeStale(dbDir string, prev map[string]*storedDoc, kept []*storedDoc) {
 			}
 		}
 		if len(stale) > 0 {
-			removePageFiles(dbDir, stale)
+			db.Remove(stale)
 		}
 	}
-}
-
-// removePageFiles deletes page files by identity and the folders they leave
-// empty (document and category folders), up to but not including dbDir.
-func removePageFiles(dbDir string, ids []string) {
-	root := filepath.Clean(dbDir)
-	parent := filepath.Dir(root)
-	for _, id := range ids {
-		p := filepath.Join(parent, filepath.FromSlash(id))
-		os.Remove(p)
-		for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break // not empty, or already gone
-			}
-		}
-	}
-}
-
-func pagesExist(dbDir string, ids []string) bool {
-	parent := filepath.Dir(filepath.Clean(dbDir))
-	for _, id := range ids {
-		if _, err := os.Stat(filepath.Join(parent, filepath.FromSlash(id))); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// fitSample caps the chunks the local embedder is fitted on (evenly spaced;
-// every chunk is still embedded), and the fit uses one power iteration.
-// Both were chosen by measurement (docs/BENCHMARKS.md): Markdown indexing
-// went from 1,026 to 1,644 chunks/s on 2 cores, and vector-only nDCG@10 did
-// not drop (JSQuAD 0.885 → 0.890, SciFact 0.529 → 0.555).
-const fitSample = 4096
-
-// embedChunks embeds every chunk: the local model is fitted on this corpus
-// (deterministically), the remote one is called through its cache.
-func embedChunks(ctx context.Context, kind, model string, remote TextEmbedder, terms [][]string, chunks []chunk.Chunk) ([][]float32, *embed.Local, EmbedderInfo, error) {
-	if kind == "openai" {
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Text
-		}
-		vecs, err := remote.EmbedTexts(ctx, texts)
-		if err != nil {
-			return nil, nil, EmbedderInfo{}, fmt.Errorf("embed chunks: %w", err)
-		}
-		dim := 0
-		if len(vecs) > 0 {
-			dim = len(vecs[0])
-		}
-		return vecs, nil, EmbedderInfo{Kind: "openai", Model: model, Dim: dim}, nil
-	}
-	feats := make([][]string, len(chunks))
-	parallelFor(len(chunks), func(i int) { feats[i] = featuresOf(terms[i], chunks[i].Text) })
-	local, err := embed.FitLocal(ctx, feats, embed.LocalOptions{PowerIters: 1, MaxSample: fitSample})
-	if err != nil {
-		return nil, nil, EmbedderInfo{}, fmt.Errorf("fit local embedder: %w", err)
-	}
-	vecs := make([][]float32, len(chunks))
-	parallelFor(len(chunks), func(i int) { vecs[i] = local.Embed(feats[i]) })
-	return vecs, local, EmbedderInfo{Kind: "local", Model: "tfidf-svd", Dim: local.Dim()}, nil
 }
 
 // ChunkTerms analyses every chunk's text with a, on all cores: the terms
@@ -651,27 +659,6 @@ func nextGeneration(dir string) int {
 	return max + 1
 }
 
-func buildLexical(terms [][]string) *bm25.Index {
-	bb := bm25.NewBuilder(bm25.DefaultParams())
-	for _, t := range terms {
-		bb.Add(t)
-	}
-	return bb.Build()
-}
-
-func buildFlat(dim int, chunks []chunk.Chunk, vecs [][]float32) (*vector.Flat, error) {
-	flat, err := vector.NewFlat(dim)
-	if err != nil {
-		return nil, fmt.Errorf("vector store: %w", err)
-	}
-	for i, v := range vecs {
-		if _, err := flat.Add(v); err != nil {
-			return nil, fmt.Errorf("vector of %s: %w", chunks[i].ID, err)
-		}
-	}
-	return flat, nil
-}
-
 // MemoryOptions configure FromChunks.
 type MemoryOptions struct {
 	Analyzer       analysis.Options
@@ -691,33 +678,51 @@ func FromChunks(ctx context.Context, chunks []chunk.Chunk, opt MemoryOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("analyser: %w", err)
 	}
-	terms := ChunkTerms(a, chunks)
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	lex := buildLexical(terms)
-	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
+	lex, err := lexicalOf(ctx, a, chunks)
 	if err != nil {
 		return nil, err
 	}
-	flat, err := buildFlat(info.Dim, chunks, vecs)
+	leg, err := embedAll(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, chunks, lex, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Index{
-		meta:     Meta{FormatVersion: FormatVersion, Chunks: len(chunks), Analyzer: opt.Analyzer, Embedder: info, BuiltAt: time.Now()},
+		meta:     Meta{FormatVersion: FormatVersion, Chunks: len(chunks), Analyzer: opt.Analyzer, Embedder: leg.info, BuiltAt: time.Now()},
 		chunks:   chunks,
 		lex:      lex,
-		vec:      flat,
-		local:    local,
+		vec:      leg.flat,
+		local:    leg.local,
 		analyzer: a,
 		remote:   opt.Remote,
 	}, nil
 }
 
+// lexicalOf analyses chunks on all cores, a block at a time, and indexes
+// their terms in order: only one block's terms are held at once.
+func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) (*bm25.Index, error) {
+	bb := bm25.NewBuilder(bm25.DefaultParams())
+	const block = 1024
+	terms := make([][]string, block)
+	for lo := 0; lo < len(chunks); lo += block {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(lo+block, len(chunks))
+		parallelFor(hi-lo, func(i int) { terms[i] = a.Terms(chunks[lo+i].Text) })
+		for i := range hi - lo {
+			bb.Add(terms[i])
+			terms[i] = nil
+		}
+	}
+	return bb.Build(), nil
+}
+
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, kept []*storedDoc) error {
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, rec *buildRecord) error {
+	if rec == nil {
+		rec = &buildRecord{}
+	}
 	gen := meta.Generation
 	tmp := filepath.Join(dir, ".tmp-"+genName(gen))
 	os.RemoveAll(tmp)
@@ -733,7 +738,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		{chunksBinFile, func(w io.Writer) error { return writeChunkFile(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
 		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
-		{docsFile, func(w io.Writer) error { return encodeGob(w, kept) }},
+		{docsFile, func(w io.Writer) error { return encodeGob(w, rec) }},
 	}
 	if local != nil {
 		steps = append(steps, step{embedderFile, func(w io.Writer) error {
@@ -754,6 +759,9 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 			os.RemoveAll(tmp)
 			return err
 		}
+		// An encoder's buffers (the chunks' gob holds the whole file) are
+		// garbage now: return them before the next file adds its own.
+		debug.FreeOSMemory()
 	}
 	meta.Files = gw.sums
 	mb, _ := json.MarshalIndent(meta, "", "  ")

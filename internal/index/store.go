@@ -17,7 +17,7 @@
 //	    bm25.bin         inverted index
 //	    vectors.bin      embeddings (flat, exact search)
 //	    embedder.bin     the fitted local model (local embedder only)
-//	    docs.gob         extracted documents and chunk terms (read only by builds)
+//	    docs.gob         per document its metadata, page identities and chunk count, and the fit state of the local embedder (read only by builds)
 //
 // A build writes a complete new generation into a temporary directory,
 // renames it into place, and only then rewrites CURRENT (temp file + rename).
@@ -40,8 +40,6 @@ import (
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
-	"github.com/shirube/shirube/internal/chunk"
-	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/mapped"
 )
 
@@ -100,18 +98,6 @@ type Meta struct {
 type checksum struct {
 	Size  int64  `json:"size"`
 	CRC32 uint32 `json:"crc32c"`
-}
-
-// storedDoc is what a build keeps per source so that an unchanged file is
-// neither re-extracted, re-chunked, re-analysed nor re-embedded.
-type storedDoc struct {
-	Doc    document.Document
-	File   document.File
-	Pages  []string // page identities
-	Chunks []chunk.Chunk
-	Terms  [][]string // analysed terms per chunk
-	Hashes []string   // content hash per chunk (embedding cache key)
-	Extra  bool       // a page that exists only in the database (an optimised copy)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -54,6 +54,10 @@ type Options struct {
 	// BM25Weight (seed 002: 0.6) is kept. BM25Weight still blends the
 	// evidence score, so the refusal threshold calibrated on it holds.
 	AutoWeight bool
+	// NoEvidence leaves EvidenceScore at 0: for callers that only rank
+	// (the BEIR benchmarks), which would otherwise pay for measuring the
+	// evidence of every result — most of a search's time at K = 100.
+	NoEvidence bool
 }
 
 // The local-embedder gate of AutoWeight, chosen on half of JSQuAD's
@@ -107,7 +111,7 @@ func (s *Searcher) Index() Store { return s.ix }
 // bm25·w + vector·(1−w). With RRF each leg contributes w/(60+rank) and
 // (1−w)/(60+rank). Ties are broken by chunk order, so results are
 // reproducible. Every result also carries an absolute EvidenceScore (see
-// evidence).
+// evidence) unless opt.NoEvidence is set.
 func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
 	start := time.Now()
 	if strings.TrimSpace(query) == "" {
@@ -260,7 +264,11 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	for i, id := range ids {
 		c := cands[id]
 		ch := chs[i]
-		cos := cosOf[id] // 0 when the chunk is not among the dense candidates
+		var ev float64
+		if !opt.NoEvidence {
+			cos := cosOf[id] // 0 when the chunk is not among the dense candidates
+			ev = round4(s.evidence(info.Terms, idf, qtype, ch.Text, cos, ew))
+		}
 		out = append(out, Result{
 			ChunkID:       ch.ID,
 			File:          ch.File,
@@ -272,7 +280,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			Score:         round4(c.score),
 			BM25Score:     round4(c.lexNorm),
 			VectorScore:   round4(c.vecNorm),
-			EvidenceScore: round4(s.evidence(info.Terms, idf, qtype, ch.Text, cos, ew)),
+			EvidenceScore: ev,
 		})
 	}
 	info.Elapsed = time.Since(start)

@@ -173,3 +173,40 @@ func ids(rs []Result) []string {
 	}
 	return out
 }
+
+// TestNoEvidenceRanksTheSame checks that skipping the evidence score changes
+// nothing but the evidence score.
+func TestNoEvidenceRanksTheSame(t *testing.T) {
+	s := New(testIndex(t))
+	ctx := context.Background()
+	for _, opt := range []Options{
+		{K: 6, BM25Weight: 0.6},
+		{K: 6, BM25Weight: 0.6, AutoWeight: true},
+		{K: 6, Mode: "bm25"},
+		{K: 6, BM25Weight: 0.3, Fusion: FusionRRF},
+	} {
+		for _, q := range []string{"マルウェア感染端末の隔離", "ログの保管期間", "restore point"} {
+			want, _, err := s.Search(ctx, q, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.NoEvidence = true
+			got, _, err := s.Search(ctx, q, opt)
+			opt.NoEvidence = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			evidence := false
+			for i := range want {
+				evidence = evidence || want[i].EvidenceScore > 0
+				want[i].EvidenceScore = 0
+			}
+			if !evidence {
+				t.Fatalf("%q %+v: no result has evidence to skip", q, opt)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%q %+v: NoEvidence changed the results:\n got %v\nwant %v", q, opt, got, want)
+			}
+		}
+	}
+}

@@ -128,7 +128,9 @@ func ReadFlat(r io.Reader) (*Flat, error) {
 		return nil, fmt.Errorf("vector: checksum mismatch: %w", ErrCorrupt)
 	}
 
-	f := &Flat{dim: int(dim), n: int(count), data: data}
+	f := newFlat(int(dim))
+	f.n, f.data = int(count), data
+	f.codes, f.codesBuilt = nil, make(chan struct{}) // built on demand (buildCodes)
 	if err := f.validate(); err != nil {
 		return nil, err
 	}

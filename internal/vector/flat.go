@@ -4,18 +4,23 @@
 // Exact search over every vector is reproducible — the same store and query
 // always give the same hits in the same order — which an approximate graph
 // index cannot promise. A search runs in two passes. The first scores every
-// vector with a SIMD float32 dot product (gonum's assembly kernels), split
-// across GOMAXPROCS goroutines, and keeps a small candidate pool. The second
-// re-scores candidates exactly (float32 products summed in float64, in a
-// fixed order). Float32 rounding in the first pass is bounded — at most
-// γ_d = d·u/(1−d·u) for unit vectors, u = 2⁻²⁴ — so after re-scoring, Flat
-// re-scores every vector whose first-pass score could still reach the n-th
-// exact score. The result is therefore always identical to exhaustive exact
-// search, ties broken by ascending id.
+// vector cheaply, split across GOMAXPROCS goroutines, and keeps a small
+// candidate pool together with an upper bound on each vector's exact score.
+// The second re-scores the candidates exactly (float32 products summed in
+// float64, in a fixed order), then re-scores every other vector whose bound
+// still reaches the n-th exact score. The result is therefore always
+// identical to exhaustive exact search, ties broken by ascending id.
 //
-// (An int8 first pass was measured and rejected: without SIMD, Go's scalar
-// int8 dot product is about 2.3× slower than gonum's SSE float32 kernel, and
-// its quantisation bound is loose enough to need many more re-scores.)
+// From quantMinRows vectors on, the first pass reads int8 codes — one byte
+// per dimension instead of four, with an AVX-512 or AVX2 kernel on amd64
+// and a portable one elsewhere — and bounds each estimate by the row's
+// quantisation error (quant.go). Below that the first pass is a float32
+// matrix–vector product (gonum's SIMD kernels), bounded by float32
+// rounding: at most γ_d = d·u/(1−d·u) for unit vectors, u = 2⁻²⁴. The scan
+// is memory-bound, so the int8 pass is about four times lighter on memory
+// bandwidth; its cost is 25 % more memory for the codes, computed as rows
+// are added or, for a loaded store, in the background from its second
+// large search on (the file format is unchanged).
 package vector
 
 import (
@@ -25,6 +30,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -50,7 +56,21 @@ type Flat struct {
 	n    int
 	data []float32 // n×dim, row-major, each row L2-normalised (or all zero)
 
-	scratch sync.Pool // *[]float32 of first-pass scores, reused across queries
+	// codes is the int8 form of data for the first pass of a search (see
+	// quant.go), used from quantMin rows on. A store built with Add keeps
+	// it up to date; a loaded store has none until its second large search
+	// starts building it in the background (codesOnce), so loading stays as
+	// cheap as before and a one-shot search never waits for it.
+	codes      *codes
+	codesOnce  sync.Once
+	codesBuilt chan struct{} // closed when buildCodes has installed codes
+	// largeSearches counts searches that wanted codes a loaded store did
+	// not have yet.
+	largeSearches atomic.Int32
+	quantMin      int
+
+	scratch  sync.Pool // *[]float32 of first-pass scores, reused across queries
+	qscratch sync.Pool // *quantScratch, reused across queries
 }
 
 // NewFlat returns an empty store for vectors of dimension dim
@@ -59,7 +79,11 @@ func NewFlat(dim int) (*Flat, error) {
 	if dim < 1 || dim > MaxDim {
 		return nil, fmt.Errorf("vector: dimension %d out of range: must be between 1 and %d", dim, MaxDim)
 	}
-	return &Flat{dim: dim}, nil
+	return newFlat(dim), nil
+}
+
+func newFlat(dim int) *Flat {
+	return &Flat{dim: dim, quantMin: quantMinRows, codes: &codes{stride: codeStride(dim)}}
 }
 
 // Dim returns the vector dimension.
@@ -87,6 +111,9 @@ func (f *Flat) Add(vec []float32) (int, error) {
 	defer f.mu.Unlock()
 	id := f.n
 	f.data = append(f.data, row...)
+	if f.codes != nil {
+		f.codes.appendRow(row)
+	}
 	f.n++
 	return id, nil
 }
@@ -127,19 +154,31 @@ func normalised(v []float32) ([]float32, error) {
 // returns fewer than n hits if the store holds fewer vectors, and an error if
 // q has the wrong dimension or holds NaN or ±Inf.
 func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
+	hits, _, err := f.search(q, n)
+	return hits, err
+}
+
+// searchStats describes how one search went, for tests and benchmarks.
+type searchStats struct {
+	quant    bool    // the int8 first pass ran
+	pool     []int32 // the first pass's candidates (ids, any order)
+	rescored int     // rows re-scored exactly beyond the candidates
+}
+
+func (f *Flat) search(q []float32, n int) ([]Hit, searchStats, error) {
 	if len(q) != f.dim {
-		return nil, fmt.Errorf("vector: cannot search a %d-dimensional store with a %d-dimensional query", f.dim, len(q))
+		return nil, searchStats{}, fmt.Errorf("vector: cannot search a %d-dimensional store with a %d-dimensional query", f.dim, len(q))
 	}
 	qv, err := normalised(q)
 	if err != nil {
-		return nil, fmt.Errorf("vector: cannot search: %w", err)
+		return nil, searchStats{}, fmt.Errorf("vector: cannot search: %w", err)
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	total := f.n
 	n = min(n, total)
 	if n <= 0 {
-		return nil, nil
+		return nil, searchStats{}, nil
 	}
 	pool := n + 32
 	if pool >= total {
@@ -148,7 +187,18 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		for i := range total {
 			hits[i] = Hit{ID: i, Score: f.exact(qv, i)}
 		}
-		return topN(hits, n), nil
+		return topN(hits, n), searchStats{}, nil
+	}
+	if total >= f.quantMin {
+		if f.codes != nil {
+			hits, st := f.searchQuant(qv, n, pool)
+			return hits, st, nil
+		}
+		// The second large search starts the build: a one-shot search
+		// (`shirube search`) exits before it would pay off.
+		if f.largeSearches.Add(1) >= 2 {
+			f.codesOnce.Do(func() { go f.buildCodes() })
+		}
 	}
 
 	approxPtr, _ := f.scratch.Get().(*[]float32)
@@ -171,12 +221,27 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		})
 	}
 	wg.Wait()
+	// Any vector whose first-pass score is within the rounding bound of the
+	// n-th exact score could still belong to the result (or tie into it).
+	hits, st := f.rescore(qv, n, heaps, approx, roundingBound(f.dim))
+	return hits, st, nil
+}
 
-	// Pass 2: exact re-scoring of the candidates.
-	cand := make([]Hit, 0, pool*workers)
+// rescore finishes a two-pass search. Pass 2 re-scores the first pass's
+// candidates (the workers' heaps) exactly; pass 3 re-scores every other row
+// whose first-pass bound, bound[id] + slack, still reaches the n-th exact
+// score, so the result equals exhaustive exact search.
+func (f *Flat) rescore(qv []float32, n int, heaps []minHeap, bound []float32, slack float64) ([]Hit, searchStats) {
+	size := 0
+	for _, h := range heaps {
+		size += len(h)
+	}
+	st := searchStats{pool: make([]int32, 0, size)}
+	cand := make([]Hit, 0, size)
 	for _, h := range heaps {
 		for _, e := range h {
 			cand = append(cand, Hit{ID: int(e.id)})
+			st.pool = append(st.pool, e.id)
 		}
 	}
 	slices.SortFunc(cand, func(a, b Hit) int { return a.ID - b.ID })
@@ -184,23 +249,24 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 		cand[i].Score = f.exact(qv, cand[i].ID)
 	}
 	best := topN(slices.Clone(cand), n)
-	// Any vector whose first-pass score is within the rounding bound of the
-	// n-th exact score could still belong to the result (or tie into it).
-	threshold := float32(best[len(best)-1].Score - roundingBound(f.dim))
+	threshold := float32(best[len(best)-1].Score - slack)
+	// float32 rounding of the threshold must not exclude a row: step down
+	// one unit in the last place.
+	threshold = math.Nextafter32(threshold, float32(math.Inf(-1)))
 
-	// Pass 3: score those exactly.
 	extra := best
 	c := 0
-	for id := range total {
+	for id, b := range bound[:f.n] {
 		if c < len(cand) && cand[c].ID == id {
 			c++
 			continue
 		}
-		if approx[id] >= threshold {
+		if b >= threshold {
 			extra = append(extra, Hit{ID: id, Score: f.exact(qv, id)})
+			st.rescored++
 		}
 	}
-	return topN(extra, n), nil
+	return topN(extra, n), st
 }
 
 // roundingBound bounds |float32 dot − exact dot| for two vectors of norm at

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,6 +86,104 @@ func TestSearchEqualsBruteForceOnRealEmbeddings(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInt8FirstPassRecallOnRealEmbeddings measures the int8 first pass on
+// the local embeddings (256 dimensions, as `shirube index` builds them) of
+// the JSQuAD corpus replicated 4× (4,580 rows, each with three exact
+// copies): the share of the exact top 100 already in its candidate pool —
+// measured 1.000, asserted ≥ 0.99 — and that the final result, after the
+// exact re-scoring, equals exhaustive search.
+func TestInt8FirstPassRecallOnRealEmbeddings(t *testing.T) {
+	dir := "../../../shared/datasets/jsquad-valid"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("dataset not available: %v", err)
+	}
+	features := func(s string) []string { return embed.CharNGrams(s, 2) }
+	var docs, queries [][]string
+	readJSONL(t, filepath.Join(dir, "corpus.jsonl"), func(m map[string]string) {
+		docs = append(docs, features(m["title"]+"\n"+m["text"]))
+	})
+	readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(m map[string]string) {
+		queries = append(queries, features(m["text"]))
+	})
+	ctx := context.Background()
+	model, err := embed.FitLocal(ctx, docs, embed.LocalOptions{Dim: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, err := model.EmbedAll(ctx, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := vector.NewFlat(model.Dim())
+	for range 4 {
+		for _, v := range vecs {
+			if _, err := f.Add(v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const k = 100
+	found, total, rescored, nq := 0, 0, 0, 0
+	for qi := 0; qi < len(queries); qi += 20 {
+		q := model.Embed(queries[qi])
+		got, inPool, extra, err := vector.SearchFirstPass(f, q, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exhaustive(f, q, k)
+		for i := range want {
+			if got[i].ID != want[i].ID || abs(got[i].Score-want[i].Score) > 1e-9 {
+				t.Fatalf("query %d rank %d: got %+v, want %+v", qi, i, got[i], want[i])
+			}
+		}
+		found += inPool
+		total += len(want)
+		rescored += extra
+		nq++
+	}
+	recall := float64(found) / float64(total)
+	t.Logf("int8 first pass: recall@%d %.4f over %d queries, %.1f rows re-scored beyond the pool per query", k, recall, nq, float64(rescored)/float64(nq))
+	if recall < 0.99 {
+		t.Fatalf("int8 first-pass recall@%d = %.4f, measured 1.000", k, recall)
+	}
+}
+
+// exhaustive is the reference: every stored vector scored in float64,
+// sorted by score descending and id ascending.
+func exhaustive(f *vector.Flat, q []float32, n int) []vector.Hit {
+	var qn float64
+	for _, x := range q {
+		qn += float64(x) * float64(x)
+	}
+	qn = math.Sqrt(qn)
+	qv := make([]float32, len(q))
+	for j, x := range q {
+		qv[j] = float32(float64(x) / qn)
+	}
+	want := make([]vector.Hit, f.Len())
+	for id := range want {
+		v := f.Vector(id)
+		var s0, s1, s2, s3 float64
+		for j := 0; j+4 <= len(v); j += 4 {
+			s0 += float64(qv[j]) * float64(v[j])
+			s1 += float64(qv[j+1]) * float64(v[j+1])
+			s2 += float64(qv[j+2]) * float64(v[j+2])
+			s3 += float64(qv[j+3]) * float64(v[j+3])
+		}
+		want[id] = vector.Hit{ID: id, Score: (s0 + s1) + (s2 + s3)}
+	}
+	slices.SortFunc(want, func(a, b vector.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return a.ID - b.ID
+	})
+	return want[:n]
 }
 
 func abs(x float64) float64 {

@@ -227,11 +227,14 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	}
 }
 
+// ErrTLSPair is LoadTLS's error when the certificate or its key is not named.
+var ErrTLSPair = errors.New("HTTPS needs both a certificate and its private key (PEM files)")
+
 // LoadTLS reads a PEM certificate (chain) and its private key for serving
-// HTTPS directly (serve --tls-cert/--tls-key).
+// HTTPS directly.
 func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 	if certFile == "" || keyFile == "" {
-		return nil, errors.New("HTTPS needs both --tls-cert and --tls-key (PEM files)")
+		return nil, ErrTLSPair
 	}
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"regexp"
+
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/document"
 )
 
 // Names of the deterministic checks.
@@ -255,9 +256,6 @@ func Score(checks []Check, judge *JudgeScores) float64 {
 	return s
 }
 
-// pageFileRE matches the page file at the end of a page identity.
-var pageFileRE = regexp.MustCompile(`/page_[0-9]{3,}\.md$`)
-
 // CitationMatches reports whether an expected citation names the cited or
 // retrieved file got. Both are slash paths; a leading "./" is ignored.
 //
@@ -278,10 +276,13 @@ func CitationMatches(expected, got string) bool {
 	if e == g || strings.HasSuffix(g, "/"+e) {
 		return true
 	}
-	if pageFileRE.MatchString("/" + e) {
+	if _, ok := document.PageNumber(e); ok {
 		return false // a specific page was asked for
 	}
-	doc := pageFileRE.ReplaceAllString(g, "")
+	doc := g
+	if _, ok := document.PageNumber(g); ok && strings.Contains(g, "/") {
+		doc = path.Dir(g) // the document folder of a page identity
+	}
 	e, doc = stripExt(e), stripExt(doc)
 	return e == doc || strings.HasSuffix(doc, "/"+e)
 }

@@ -1,5 +1,11 @@
 package main
 
+// This file is the one place that turns the configuration into domain
+// objects: one constructor per object (LLM client, embedder, index build
+// and memory options, searcher, store, audit log, answer generator,
+// assistant). Commands call these and never assemble domain options
+// themselves.
+
 import (
 	"context"
 	"errors"
@@ -8,13 +14,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/shirube/shirube/internal/agent"
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/pgstore"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -27,7 +39,9 @@ type chatModel interface {
 // newChatModel returns the configured LLM client, or an error naming the
 // variables to set.
 func newChatModel(cfg config.Config) (chatModel, string, error) {
-	if err := cfg.CheckLLM(); err != nil {
+	if err := cfg.CheckLLM(); errors.Is(err, config.ErrNoLLM) {
+		return nil, "", fmt.Errorf("%w, or use --generator extractive", err)
+	} else if err != nil {
 		return nil, "", err
 	}
 	var prices llm.Prices
@@ -39,7 +53,7 @@ func newChatModel(cfg config.Config) (chatModel, string, error) {
 		prices = llm.DefaultPrices().With(over)
 	}
 	switch cfg.LLMProvider() {
-	case "anthropic":
+	case config.ProviderAnthropic:
 		model := cfg.LLMModel
 		c, err := llm.NewAnthropic(llm.AnthropicConfig{APIKey: cfg.AnthropicKey, BaseURL: cfg.AnthropicBase, Model: model, Prices: prices, CallTimeout: cfg.LLMTimeout})
 		if err != nil {
@@ -55,7 +69,8 @@ func newChatModel(cfg config.Config) (chatModel, string, error) {
 	}
 }
 
-// generator wraps an answer generator to the assistant's interface.
+// extractiveGen adapts the extractive generator to the assistant's
+// Generator (it answers each question alone, without the history).
 type extractiveGen struct{ e *answer.Extractive }
 
 func (g extractiveGen) Generate(ctx context.Context, q string, rs []retrieve.Result, _ []llm.Message) (answer.Answer, error) {
@@ -98,7 +113,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 			return nil, nil, err
 		}
 		model = m
-		gen = answer.Conversational{LLM: answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == "lexical"})}
+		gen = answer.Conversational{LLM: llmAnswerer(cfg, m, name, tok)}
 		fallback = extractive // the model failed: answer from the same evidence, with a notice
 	default:
 		gen = extractive
@@ -212,7 +227,7 @@ func (c cachedEmbedder) EmbedTexts(ctx context.Context, texts []string) ([][]flo
 // in the index directory.
 func newRemoteEmbedder(cfg config.Config) (cachedEmbedder, error) {
 	if cfg.OpenAIKey == "" && cfg.OpenAIBase == "" {
-		return cachedEmbedder{}, errors.New("Error: the openai embedder needs OPENAI_API_KEY (and OPENAI_API_BASE for a compatible server) — set them in the environment or .env, or use --embedder local")
+		return cachedEmbedder{}, errors.New("the openai embedder needs OPENAI_API_KEY (and OPENAI_API_BASE for a compatible server) — set them in the environment or .env, or use --embedder local")
 	}
 	if err := os.MkdirAll(cfg.IndexDir, 0o755); err != nil {
 		return cachedEmbedder{}, err
@@ -228,4 +243,175 @@ func newRemoteEmbedder(cfg config.Config) (cachedEmbedder, error) {
 	}
 	e := embed.NewOpenAI(embed.OpenAIConfig{BaseURL: cfg.OpenAIBase, APIKey: cfg.OpenAIKey, Model: cfg.EmbeddingModel}, cache)
 	return cachedEmbedder{e: e, cache: cache, path: path}, nil
+}
+
+// openSearcher loads the index named by the configuration.
+func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, error) {
+	if cfg.Store != "" {
+		db, err := connectStore(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return storeSearcher(ctx, cfg, db, 0)
+	}
+	var opt index.OpenOptions
+	if m, err := index.ReadMeta(cfg.IndexDir); err == nil && config.Embedder(m.Embedder.Kind) == config.EmbedderOpenAI {
+		// Never a silent BM25-only search: the index's vectors need the
+		// same embedder for the questions.
+		cfg.EmbeddingModel = m.Embedder.Model
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("the index in %s was built with the openai embedder (%s), so questions must be embedded too: %w", cfg.IndexDir, m.Embedder.Model, err)
+		}
+		opt.Remote = remote
+	}
+	ix, err := index.Open(ctx, cfg.IndexDir, opt)
+	if err != nil {
+		return nil, err
+	}
+	return retrieve.New(ix), nil
+}
+
+// searchOptions are the configured search settings. Unless the user set a
+// BM25 weight, each search chooses its own (retrieve.Options.AutoWeight).
+func searchOptions(cfg config.Config) retrieve.Options {
+	return retrieve.Options{K: cfg.K, BM25Weight: cfg.BM25Weight, Fusion: string(cfg.Fusion), AutoWeight: !cfg.BM25WeightSet, Scope: cfg.Scope}
+}
+
+// connectStore opens the configured PostgreSQL store and migrates its schema.
+func connectStore(ctx context.Context, cfg config.Config) (*pgstore.DB, error) {
+	return pgstore.Connect(ctx, cfg.Store, pgstore.Options{})
+}
+
+// storeSearcher opens the store's current generation (gen 0) or gen.
+func storeSearcher(ctx context.Context, cfg config.Config, db *pgstore.DB, gen int64) (*retrieve.Searcher, error) {
+	pix, err := db.Open(ctx, pgstore.OpenOptions{Generation: gen})
+	if err != nil {
+		return nil, err
+	}
+	if m := pix.Meta(); config.Embedder(m.Embedder.Kind) == config.EmbedderOpenAI && cfg.OpenAIKey != "" {
+		cfg.EmbeddingModel = m.Embedder.Model
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if pix, err = db.Open(ctx, pgstore.OpenOptions{Generation: pix.Generation(), Remote: remote, Analyzer: pix.Analyzer()}); err != nil {
+			return nil, err
+		}
+	}
+	return retrieve.New(pix), nil
+}
+
+// storeSettings are the build settings of `shirube index --store`.
+func storeSettings(cfg config.Config) pgstore.Settings {
+	return pgstore.Settings{
+		DataDir: cfg.DataDir, DatabaseDir: cfg.DatabaseDir,
+		ChunkSize: cfg.ChunkSize, ChunkOverlap: cfg.ChunkOverlap,
+		Analyzer: analysis.DefaultOptions(), Embedder: string(cfg.Embedder), EmbeddingModel: cfg.EmbeddingModel,
+		HTMLMode: "markdown",
+	}
+}
+
+// newAuditLogger returns the audit log the configuration asks for: JSONL
+// files in the logs folder, the store's audit_log table, or both.
+func newAuditLogger(cfg config.Config, warn func(string)) (assistant.Logger, error) {
+	jsonl := auditlog.Open(cfg.LogsDir, auditlog.Options{Warn: warn})
+	if cfg.Audit == "" || cfg.Audit == "jsonl" {
+		return jsonl, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := connectStore(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	l := pgstore.AuditLog{DB: db}
+	if cfg.Audit == "both" {
+		l.Also = jsonl
+	}
+	return l, nil
+}
+
+// memoryOptions are the in-memory index settings (`bench beir`): the
+// default analyser, and the embedder the configuration names (the openai
+// one with its content-hash cache under the index folder).
+func memoryOptions(cfg config.Config) (index.MemoryOptions, error) {
+	mo := index.MemoryOptions{Analyzer: analysis.DefaultOptions(), Embedder: string(cfg.Embedder), EmbeddingModel: cfg.EmbeddingModel}
+	if cfg.Embedder == config.EmbedderOpenAI {
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return mo, err
+		}
+		mo.Remote = remote
+	}
+	return mo, nil
+}
+
+// buildOptions are the options of an index build from the configuration:
+// folders, chunking, the default analyser, size limits and the embedder
+// (the openai one with its content-hash cache in the index folder). The
+// caller adds what is particular to its build (Rebuild, HTMLMode,
+// Categorize, Progress).
+func buildOptions(cfg config.Config, warn func(string)) (index.BuildOptions, error) {
+	opt := index.BuildOptions{
+		DataDir:        cfg.DataDir,
+		DatabaseDir:    cfg.DatabaseDir,
+		Dir:            cfg.IndexDir,
+		Chunk:          chunk.Options{Size: cfg.ChunkSize, Overlap: cfg.ChunkOverlap},
+		Analyzer:       analysis.DefaultOptions(),
+		MaxFileSize:    cfg.MaxFileSize,
+		MaxTextBytes:   cfg.MaxTextSize,
+		Embedder:       string(cfg.Embedder),
+		EmbeddingModel: cfg.EmbeddingModel,
+		Warn:           warn,
+	}
+	if cfg.Embedder == config.EmbedderOpenAI {
+		remote, err := newRemoteEmbedder(cfg)
+		if err != nil {
+			return opt, err
+		}
+		opt.Remote = remote
+	}
+	return opt, nil
+}
+
+// llmAnswerer is the LLM answer generator over model m (named name) with
+// the configured claim verification.
+func llmAnswerer(cfg config.Config, m chatModel, name string, tok answer.Tokenizer) *answer.LLM {
+	return answer.NewLLM(m, m, answer.LLMOptions{Model: name, Tokenizer: tok, MinClaimCoverage: cfg.ClaimCoverage, KeepUnverified: cfg.KeepUnverified, LexicalOnly: cfg.Verify == config.VerifyLexical})
+}
+
+// errNoJudgeKey is newJudgeModel's error when no provider's key is set.
+var errNoJudgeKey = errors.New(`the LLM judge needs an API key, and none is set.
+Set ANTHROPIC_API_KEY (Claude Sonnet is the default judge) in the environment or in .env,
+or OPENAI_API_KEY (with OPENAI_API_BASE for Ollama, vLLM or LM Studio) and --provider openai.
+To score offline without an LLM, run: shirube judge --judge lexical`)
+
+// newJudgeModel is the model of the binary answer judge: the provider rule
+// of every LLM call (config.ProviderFor), preferring Anthropic when both
+// keys are set, because the judge's prompt was written for Claude.
+func newJudgeModel(cfg config.Config) (chatModel, string, error) {
+	cfg.Provider = cfg.ProviderFor(config.ProviderAnthropic)
+	if cfg.Provider == "" {
+		return nil, "", errNoJudgeKey
+	}
+	return newChatModel(cfg)
+}
+
+// optionalChatModel returns the chat model for judging and proposing: the
+// assistant's when it answers with an LLM, else one built from the keys
+// that are set, else nil (offline).
+func optionalChatModel(cfg config.Config, model chatModel, warn func(string)) (chatModel, string) {
+	if model != nil {
+		return model, cfg.LLMModel
+	}
+	if cfg.LLMProvider() == "" {
+		return nil, ""
+	}
+	m, _, err := newChatModel(cfg)
+	if err != nil {
+		warn(fmt.Sprintf("LLM not usable, judging offline: %v", err))
+		return nil, ""
+	}
+	return m, cfg.LLMModel
 }

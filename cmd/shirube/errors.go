@@ -1,0 +1,30 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+)
+
+// exitCode is the one user-facing error of the command line: main prints
+// msg on stderr as it is (nothing when it is empty) and exits with code,
+// without the usage text. Commands return one for an outcome with its own
+// exit status or wording (a FAIL verdict, a judge that failed, an audit
+// line not written, a message in Japanese); every other error that
+// reaches main becomes one through userError.
+type exitCode struct {
+	code int
+	msg  string
+}
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.msg) }
+
+// userError is err as the user sees it: an exitCode as it is, anything
+// else "Error: <message>" with status 1. This is the only place that
+// writes "Error: "; messages never start with it themselves.
+func userError(err error) exitCode {
+	var ec exitCode
+	if errors.As(err, &ec) {
+		return ec
+	}
+	return exitCode{code: 1, msg: "Error: " + err.Error()}
+}

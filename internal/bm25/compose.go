@@ -1,0 +1,243 @@
+package bm25
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Postings reports the number of (term, document) pairs in the index, the
+// sum of every term's document frequency: the index's document-frequency
+// mass. Incremental builds measure how much of it changed (see Compose).
+func (ix *Index) Postings() int64 {
+	var n int64
+	for _, df := range ix.df {
+		n += int64(df)
+	}
+	return n
+}
+
+// ComposeStats says how much of the document-frequency mass a Compose
+// replaced.
+type ComposeStats struct {
+	Removed int64 // postings of base documents that were left out
+	Added   int64 // postings of the added documents
+}
+
+// Compose returns the index of a new sequence of documents without
+// analysing any text again: document i of the result is document from[i]
+// of base when from[i] ≥ 0, else the next not yet used document of added
+// (in added's order). Either index may be nil when nothing comes from it.
+// Documents of base that from does not name are dropped, terms left
+// without documents leave the vocabulary, and document frequencies, lengths
+// and the mean length are those of the new sequence.
+//
+// The result scores exactly like an index built by adding the same
+// documents' terms to a Builder in the same order: postings, document
+// frequencies and lengths are equal, and scoring does not depend on term
+// ids. The work is one pass over the postings, with no text analysis.
+func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
+	var st ComposeStats
+	p := DefaultParams()
+	var baseN, addN int
+	if base != nil {
+		p, baseN = base.p, base.Len()
+	}
+	if added != nil {
+		if base == nil {
+			p = added.p
+		}
+		addN = added.Len()
+	}
+	// newOf maps a base document to its new id (-1: dropped); addOf the
+	// added documents, in order.
+	newOf := make([]int32, baseN)
+	for i := range newOf {
+		newOf[i] = -1
+	}
+	addOf := make([]uint32, 0, addN)
+	docLen := make([]uint32, len(from))
+	monotone := true
+	last := int32(-1)
+	for i, f := range from {
+		switch {
+		case f < 0:
+			if len(addOf) == addN {
+				return nil, st, fmt.Errorf("bm25: compose: %d added documents, more are named", addN)
+			}
+			docLen[i] = added.docLen[len(addOf)]
+			addOf = append(addOf, uint32(i))
+		case f >= baseN || newOf[f] >= 0:
+			return nil, st, fmt.Errorf("bm25: compose: base document %d is out of range or named twice", f)
+		default:
+			newOf[f] = int32(i)
+			docLen[i] = base.docLen[f]
+			if int32(f) < last {
+				monotone = false
+			}
+			last = int32(f)
+		}
+	}
+	if len(addOf) != addN {
+		return nil, st, fmt.Errorf("bm25: compose: %d of %d added documents are placed", len(addOf), addN)
+	}
+
+	ix := &Index{p: p, vocab: map[string]int32{}, docLen: docLen, poffs: []int{0}}
+	var post []byte
+	var docs []uint32
+	var tfs []uint16
+	emit := func(t string) {
+		if len(docs) == 0 {
+			return
+		}
+		ix.vocab[t] = int32(len(ix.terms))
+		ix.terms = append(ix.terms, t)
+		ix.df = append(ix.df, uint32(len(docs)))
+		post = appendPostings(post, docs, tfs)
+		ix.poffs = append(ix.poffs, len(post))
+	}
+	// pair is one posting in the new numbering.
+	type pair struct {
+		doc uint32
+		tf  uint16
+	}
+	var fromAdded []pair
+	addedPostings := func(t string) []pair {
+		fromAdded = fromAdded[:0]
+		if added == nil {
+			return nil
+		}
+		id, ok := added.vocab[t]
+		if !ok {
+			return nil
+		}
+		postings(added.post[added.poffs[id]:added.poffs[id+1]], uint32(addN), func(d, tf uint32) {
+			fromAdded = append(fromAdded, pair{addOf[d], uint16(tf)})
+		})
+		return fromAdded
+	}
+	var fromBase []pair
+	if base != nil {
+		for id, t := range base.terms {
+			fromBase = fromBase[:0]
+			postings(base.post[base.poffs[id]:base.poffs[id+1]], uint32(baseN), func(d, tf uint32) {
+				if n := newOf[d]; n >= 0 {
+					fromBase = append(fromBase, pair{uint32(n), uint16(tf)})
+				} else {
+					st.Removed++
+				}
+			})
+			if !monotone {
+				slices.SortFunc(fromBase, func(a, b pair) int { return int(a.doc) - int(b.doc) })
+			}
+			// Merge the two ascending lists.
+			add := addedPostings(t)
+			docs, tfs = docs[:0], tfs[:0]
+			i, j := 0, 0
+			for i < len(fromBase) || j < len(add) {
+				var q pair
+				if j == len(add) || i < len(fromBase) && fromBase[i].doc < add[j].doc {
+					q, i = fromBase[i], i+1
+				} else {
+					q, j = add[j], j+1
+				}
+				docs, tfs = append(docs, q.doc), append(tfs, q.tf)
+			}
+			emit(t)
+		}
+	}
+	if added != nil {
+		for _, t := range added.terms {
+			if base != nil {
+				if _, ok := base.vocab[t]; ok {
+					continue // merged above
+				}
+			}
+			docs, tfs = docs[:0], tfs[:0]
+			for _, q := range addedPostings(t) {
+				docs, tfs = append(docs, q.doc), append(tfs, q.tf)
+			}
+			emit(t)
+		}
+		st.Added = added.Postings()
+	}
+	ix.post = post
+	ix.finish()
+	return ix, st, nil
+}
+
+// Forward is the document → terms view of some documents of an Index,
+// for callers that need their bags of terms again (the local embedder's
+// features) without analysing their text a second time.
+type Forward struct {
+	terms []string
+	slot  []int32  // document → its slot, or -1 when not included
+	off   []int    // slot k's entries are ids[off[k]:off[k+1]]
+	ids   []uint32 // term ids, ascending per document
+	tfs   []uint16
+}
+
+// Forward inverts the postings of the given documents (nil: all of them):
+// two passes over the postings, 6 bytes per posting of those documents. A
+// caller that walks a large index a block of documents at a time holds one
+// block's terms, not the corpus's.
+func (ix *Index) Forward(docs []int) *Forward {
+	n := len(ix.docLen)
+	f := &Forward{terms: ix.terms, slot: make([]int32, n)}
+	if docs == nil {
+		for d := range f.slot {
+			f.slot[d] = int32(d)
+		}
+	} else {
+		for d := range f.slot {
+			f.slot[d] = -1
+		}
+		for k, d := range docs {
+			f.slot[d] = int32(k)
+		}
+	}
+	slots := n
+	if docs != nil {
+		slots = len(docs)
+	}
+	f.off = make([]int, slots+1)
+	for id := range ix.terms {
+		postings(ix.post[ix.poffs[id]:ix.poffs[id+1]], uint32(n), func(d, _ uint32) {
+			if k := f.slot[d]; k >= 0 {
+				f.off[k+1]++
+			}
+		})
+	}
+	for k := range slots {
+		f.off[k+1] += f.off[k]
+	}
+	f.ids = make([]uint32, f.off[slots])
+	f.tfs = make([]uint16, f.off[slots])
+	next := slices.Clone(f.off[:slots])
+	for id := range ix.terms {
+		postings(ix.post[ix.poffs[id]:ix.poffs[id+1]], uint32(n), func(d, tf uint32) {
+			if k := f.slot[d]; k >= 0 {
+				f.ids[next[k]], f.tfs[next[k]] = uint32(id), uint16(tf)
+				next[k]++
+			}
+		})
+	}
+	return f
+}
+
+// Terms appends document doc's terms to dst, each as many times as it
+// occurs (its term frequency), and returns the extended slice: the
+// document's terms as they were added, up to order. A document the Forward
+// does not include has none.
+func (f *Forward) Terms(doc int, dst []string) []string {
+	k := f.slot[doc]
+	if k < 0 {
+		return dst
+	}
+	for e := f.off[k]; e < f.off[k+1]; e++ {
+		t := f.terms[f.ids[e]]
+		for range f.tfs[e] {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,96 @@
+package bm25
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestComposeEqualsBuild: an index composed from an old one (documents
+// dropped, kept, reordered) and freshly added documents scores exactly like
+// one built from scratch over the same sequence.
+func TestComposeEqualsBuild(t *testing.T) {
+	old := []string{"a b c a", "b d", "c c e", "f a", "g h h"}
+	fresh := []string{"a x x", "z d", "b"}
+	tests := []struct {
+		name string
+		from []int // base document, or -1 for the next fresh one
+	}{
+		{"keep all, append", []int{0, 1, 2, 3, 4, -1, -1, -1}},
+		{"replace one in place", []int{0, 1, -1, 3, 4}},
+		{"drop and insert", []int{-1, 1, -1, 4, -1}},
+		{"only fresh", []int{-1, -1, -1}},
+		{"reordered", []int{3, 0, -1, 2}},
+	}
+	queries := [][]string{{"a"}, {"b", "d"}, {"x", "c"}, {"h", "z", "a"}, {"e"}, {"q"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var seq []string
+			var added []string
+			k := 0
+			for _, f := range tt.from {
+				if f < 0 {
+					seq = append(seq, fresh[k])
+					added = append(added, fresh[k])
+					k++
+				} else {
+					seq = append(seq, old[f])
+				}
+			}
+			want := build(DefaultParams(), seq...)
+			got, st, err := Compose(build(DefaultParams(), old...), build(DefaultParams(), added...), tt.from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Len() != want.Len() || got.VocabularySize() != want.VocabularySize() || got.AvgDocLen() != want.AvgDocLen() || got.Postings() != want.Postings() {
+				t.Fatalf("len %d/%d vocab %d/%d avgdl %v/%v postings %d/%d", got.Len(), want.Len(), got.VocabularySize(), want.VocabularySize(), got.AvgDocLen(), want.AvgDocLen(), got.Postings(), want.Postings())
+			}
+			if st.Added != build(DefaultParams(), added...).Postings() {
+				t.Errorf("Added = %d", st.Added)
+			}
+			for _, q := range queries {
+				if g, w := got.Search(q, 10), want.Search(q, 10); !reflect.DeepEqual(g, w) {
+					t.Errorf("Search(%v) = %v, want %v", q, g, w)
+				}
+				if g, w := got.UpperBound(q), want.UpperBound(q); g != w {
+					t.Errorf("UpperBound(%v) = %v, want %v", q, g, w)
+				}
+			}
+			fw, ff := got.Forward(nil), want.Forward(nil)
+			if got.Len() > 1 {
+				part := got.Forward([]int{got.Len() - 1})
+				if g, w := part.Terms(got.Len()-1, nil), fw.Terms(got.Len()-1, nil); !reflect.DeepEqual(g, w) || len(part.Terms(0, nil)) != 0 {
+					t.Errorf("Forward of the last document = %v, want %v and nothing else", g, w)
+				}
+			}
+			for d := range want.Len() {
+				g, w := fw.Terms(d, nil), ff.Terms(d, nil)
+				if !sameBag(g, w) || !sameBag(w, strings.Fields(seq[d])) {
+					t.Errorf("Forward doc %d = %v, want %v", d, g, w)
+				}
+			}
+		})
+	}
+	if _, _, err := Compose(build(DefaultParams(), old...), nil, []int{0, 0}); err == nil {
+		t.Error("a base document named twice was accepted")
+	}
+	if _, _, err := Compose(build(DefaultParams(), old...), build(DefaultParams(), fresh...), []int{0, -1}); err == nil {
+		t.Error("unplaced added documents were accepted")
+	}
+}
+
+func sameBag(a, b []string) bool {
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
