@@ -4,7 +4,7 @@ BIN     := bin/shirube
 DEMO    := .demo
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test vet staticcheck race demo bench bench-qa clean fuzz
+.PHONY: all build deps test vet staticcheck race demo bench bench-qa bench-scale clean fuzz
 
 # VERSION is what `shirube version` prints; a build outside a tagged checkout
 # says "dev".
@@ -68,6 +68,15 @@ bench-qa: build
 	@mkdir -p .bench/qa-data
 	@cp $(QA)/pdf-ja/*.pdf $(QA)/law-html-ja/html/*.html .bench/qa-data/
 	$(BIN) bench qa --questions $(QA)/qa-ja-docs/questions.jsonl --data .bench/qa-data --index .bench/qa-index --out .bench/qa-results.csv
+
+# bench-scale draws the scale curve on the law corpus (unpacked outside the
+# repository: LAW_CORPUS=DIR; see ../shared/datasets/law-corpus-ja/README.md).
+# The default points stop at 280k chunks (12.7 GiB build peak today); the
+# whole corpus (POINTS=...,all: 515,855 chunks) needs about 23 GiB today.
+LAW_CORPUS ?= /work/data/law-corpus-ja
+POINTS     ?= 10000,50000,100000,280000
+bench-scale: build
+	$(BIN) bench scale --corpus $(LAW_CORPUS) --points $(POINTS) --png docs/scale.png
 
 # fuzz runs every fuzz target of the module (found by `go test -list`) for
 # FUZZTIME each.

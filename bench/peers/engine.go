@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/shirube/shirube/internal/eval/beir"
@@ -47,10 +48,11 @@ type Hit struct {
 // It must be safe to call repeatedly; the harness calls it sequentially.
 type Searcher func(ctx context.Context, i int) ([]Hit, error)
 
-// Engine is one system under comparison. Build indexes Input and returns a
-// Searcher that keeps the index reachable; the harness times Build, measures
-// the heap it retains, then times every query and scores the rankings.
-// Close, if not nil, releases the index after the measurements.
+// Engine is one system under comparison. Setup, if not nil, does the
+// one-off work of a process that every later build reuses (shirube: loading
+// the kagome dictionary); the harness times it once and reports it apart
+// from the index time. Build indexes Input and returns a Searcher that keeps
+// the index reachable, and a Close (or nil) that releases it.
 type Engine struct {
 	Name string
 	// Kind is "lexical" or "vector".
@@ -58,85 +60,188 @@ type Engine struct {
 	// Baseline names the peer this engine is compared with; the report
 	// adds a ratio row for it. Empty for the peers themselves.
 	Baseline string
-	Build    func(ctx context.Context, in *Input) (Searcher, func() error, error)
+	Setup    func(ctx context.Context) error
+	// SetupNote says what Setup does, for the report.
+	SetupNote string
+	Build     func(ctx context.Context, in *Input) (Searcher, func() error, error)
 }
 
-// Report is one engine's measurements.
+// Spread is the median of a figure over the runs and its range.
+type Spread struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// spreadOf summarises per-run values.
+func spreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Spread{Median: m, Min: s[0], Max: s[len(s)-1]}
+}
+
+// Report is one engine's measurements over all runs. Time figures are in
+// milliseconds: the median over the runs with its min and max.
 type Report struct {
-	Name    string  `json:"name"`
-	Kind    string  `json:"kind"`
-	IndexMs float64 `json:"index_ms"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// SetupMs is the one-off Setup of the first run (0: none), SetupNote
+	// what it was; IndexMs leaves it out.
+	SetupMs   float64 `json:"setup_ms,omitempty"`
+	SetupNote string  `json:"setup,omitempty"`
+	IndexMs   Spread  `json:"index_ms"`
 	// HeapMiB is the heap the built index retains beyond Input (the shared
 	// precomputed vectors were allocated before and are not counted).
-	HeapMiB   float64       `json:"heap_mib"`
-	Query     stats.Summary `json:"query"`
-	NDCG10    float64       `json:"ndcg@10"`
-	MRR10     float64       `json:"mrr@10"`
-	Recall10  float64       `json:"recall@10"`
-	Recall100 float64       `json:"recall@100"`
-	Error     string        `json:"error,omitempty"`
+	HeapMiB Spread `json:"heap_mib"`
+	P50Ms   Spread `json:"query_p50_ms"`
+	P95Ms   Spread `json:"query_p95_ms"`
+	P99Ms   Spread `json:"query_p99_ms"`
+	// Runs holds each run's latency summary.
+	Runs      []stats.Summary `json:"runs"`
+	NDCG10    float64         `json:"ndcg@10"`
+	MRR10     float64         `json:"mrr@10"`
+	Recall10  float64         `json:"recall@10"`
+	Recall100 float64         `json:"recall@100"`
+	Error     string          `json:"error,omitempty"`
 }
 
-// warmup is how many queries run untimed before measuring, so lazily built
-// structures and caches do not land in the first samples.
+// warmup is how many queries run untimed per engine before each run's
+// timing, so lazily built structures and caches do not land in the first
+// samples.
 const warmup = 20
 
-// measure builds e on in, runs every query and scores the result.
-func measure(ctx context.Context, e Engine, in *Input) (Report, error) {
-	rep := Report{Name: e.Name, Kind: e.Kind}
-	before := stats.SettledMem()
-	start := time.Now()
-	search, closeFn, err := e.Build(ctx, in)
-	if err != nil {
-		return rep, fmt.Errorf("%s: build: %w", e.Name, err)
-	}
-	rep.IndexMs = stats.Ms(time.Since(start))
-	after := stats.SettledMem()
-	rep.HeapMiB = stats.MiB(stats.HeapGrowth(before, after))
-	if closeFn != nil {
-		defer closeFn()
-	}
-
-	for i := range min(warmup, len(in.Queries)) {
-		if _, err := search(ctx, i); err != nil {
-			return rep, fmt.Errorf("%s: warm-up query %s: %w", e.Name, in.Queries[i].ID, err)
-		}
-	}
-	var lat stats.Latencies
-	rankings := make(ir.Run, len(in.Queries))
-	for i, q := range in.Queries {
-		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		t := time.Now()
-		hits, err := search(ctx, i)
-		lat.Add(time.Since(t))
-		if err != nil {
-			return rep, fmt.Errorf("%s: query %s: %w", e.Name, q.ID, err)
-		}
-		scores := make(map[string]float64, len(hits))
-		for _, h := range hits {
-			if _, dup := scores[h.ID]; !dup {
-				scores[h.ID] = h.Score
-			}
-		}
-		rankings[q.ID] = scores
-	}
-	runtime.KeepAlive(search)
-	rep.Query = lat.Summary()
-	res := ir.Evaluate(in.Data.Qrels, rankings)
-	rep.NDCG10, rep.MRR10, rep.Recall10, rep.Recall100 = res.NDCG10, res.MRR10, res.Recall10, res.Recall100
-	return rep, nil
+// runOne is one engine's figures in one run.
+type runOne struct {
+	indexMs, heapMiB float64
+	lat              stats.Latencies
+	rankings         ir.Run
 }
 
-// Ratio compares an engine with its baseline: time ratios below 1 mean the
-// engine is faster; NDCGDelta above 0 means it ranks better.
+// measureAll runs the engines `runs` times. In each run every engine is
+// built (in an order rotated by the run), warmed up, and then the queries
+// are answered query by query with the engines interleaved — the order of
+// the engines rotating with the query — so that a change of machine load
+// during the run hits every engine alike. Rankings are scored from the
+// first run. An engine that fails is reported with its error and left out
+// of later runs.
+func measureAll(ctx context.Context, engines []Engine, in *Input, runs int, progress func(string)) ([]Report, error) {
+	reps := make([]Report, len(engines))
+	per := make([][]*runOne, len(engines))
+	for i, e := range engines {
+		reps[i] = Report{Name: e.Name, Kind: e.Kind, SetupNote: e.SetupNote}
+		if e.Setup != nil {
+			start := time.Now()
+			if err := e.Setup(ctx); err != nil {
+				reps[i].Error = fmt.Sprintf("%s: setup: %v", e.Name, err)
+				continue
+			}
+			reps[i].SetupMs = stats.Ms(time.Since(start))
+		}
+	}
+	for r := range runs {
+		progress(fmt.Sprintf("run %d/%d", r+1, runs))
+		searchers := make([]Searcher, len(engines))
+		closers := make([]func() error, len(engines))
+		cur := make([]*runOne, len(engines))
+		for k := range engines {
+			i := (k + r) % len(engines)
+			e := engines[i]
+			if reps[i].Error != "" {
+				continue
+			}
+			before := stats.SettledMem()
+			start := time.Now()
+			search, closeFn, err := e.Build(ctx, in)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				reps[i].Error = fmt.Sprintf("%s: build: %v", e.Name, err)
+				continue
+			}
+			o := &runOne{indexMs: stats.Ms(time.Since(start)), rankings: make(ir.Run, len(in.Queries))}
+			o.heapMiB = stats.MiB(stats.HeapGrowth(before, stats.SettledMem()))
+			searchers[i], closers[i], cur[i] = search, closeFn, o
+			for q := range min(warmup, len(in.Queries)) {
+				if _, err := search(ctx, q); err != nil {
+					reps[i].Error = fmt.Sprintf("%s: warm-up query %s: %v", e.Name, in.Queries[q].ID, err)
+					searchers[i] = nil
+					break
+				}
+			}
+		}
+		for q, query := range in.Queries {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for k := range engines {
+				i := (k + q + r) % len(engines)
+				search := searchers[i]
+				if search == nil {
+					continue
+				}
+				t := time.Now()
+				hits, err := search(ctx, q)
+				cur[i].lat.Add(time.Since(t))
+				if err != nil {
+					reps[i].Error = fmt.Sprintf("%s: query %s: %v", engines[i].Name, query.ID, err)
+					searchers[i] = nil
+					continue
+				}
+				scores := make(map[string]float64, len(hits))
+				for _, h := range hits {
+					if _, dup := scores[h.ID]; !dup {
+						scores[h.ID] = h.Score
+					}
+				}
+				cur[i].rankings[query.ID] = scores
+			}
+		}
+		for i := range engines {
+			if closers[i] != nil {
+				closers[i]()
+			}
+			if cur[i] != nil && reps[i].Error == "" {
+				per[i] = append(per[i], cur[i])
+			}
+		}
+		runtime.KeepAlive(searchers)
+	}
+	for i, runsOf := range per {
+		if reps[i].Error != "" || len(runsOf) == 0 {
+			continue
+		}
+		var idx, heap, p50, p95, p99 []float64
+		for _, o := range runsOf {
+			s := o.lat.Summary()
+			reps[i].Runs = append(reps[i].Runs, s)
+			idx, heap = append(idx, o.indexMs), append(heap, o.heapMiB)
+			p50, p95, p99 = append(p50, stats.Ms(s.P50)), append(p95, stats.Ms(s.P95)), append(p99, stats.Ms(s.P99))
+		}
+		reps[i].IndexMs, reps[i].HeapMiB = spreadOf(idx), spreadOf(heap)
+		reps[i].P50Ms, reps[i].P95Ms, reps[i].P99Ms = spreadOf(p50), spreadOf(p95), spreadOf(p99)
+		res := ir.Evaluate(in.Data.Qrels, runsOf[0].rankings)
+		reps[i].NDCG10, reps[i].MRR10, reps[i].Recall10, reps[i].Recall100 = res.NDCG10, res.MRR10, res.Recall10, res.Recall100
+	}
+	return reps, nil
+}
+
+// Ratio compares an engine with its baseline run by run: time ratios below
+// 1 mean the engine is faster (median over the runs and range);
+// NDCGDelta above 0 means it ranks better.
 type Ratio struct {
 	Engine    string  `json:"engine"`
 	Baseline  string  `json:"baseline"`
-	Index     float64 `json:"index_time_ratio"`
-	P50       float64 `json:"p50_ratio"`
-	P95       float64 `json:"p95_ratio"`
+	Index     Spread  `json:"index_time_ratio"`
+	P50       Spread  `json:"p50_ratio"`
+	P95       Spread  `json:"p95_ratio"`
 	NDCGDelta float64 `json:"ndcg@10_delta"`
 }
 
@@ -157,15 +262,22 @@ func ratios(engines []Engine, reports []Report) []Ratio {
 	for _, e := range engines {
 		r, ok1 := byName[e.Name]
 		b, ok2 := byName[e.Baseline]
-		if e.Baseline == "" || !ok1 || !ok2 {
+		if e.Baseline == "" || !ok1 || !ok2 || len(r.Runs) != len(b.Runs) {
 			continue
+		}
+		// Latency ratios pair the runs (run k of each, interleaved); the
+		// index ratio is the ratio of the medians, its range the extremes.
+		var p50, p95 []float64
+		for k := range r.Runs {
+			p50 = append(p50, div(float64(r.Runs[k].P50), float64(b.Runs[k].P50)))
+			p95 = append(p95, div(float64(r.Runs[k].P95), float64(b.Runs[k].P95)))
 		}
 		out = append(out, Ratio{
 			Engine:    e.Name,
 			Baseline:  e.Baseline,
-			Index:     div(r.IndexMs, b.IndexMs),
-			P50:       div(float64(r.Query.P50), float64(b.Query.P50)),
-			P95:       div(float64(r.Query.P95), float64(b.Query.P95)),
+			Index:     Spread{Median: div(r.IndexMs.Median, b.IndexMs.Median), Min: div(r.IndexMs.Min, b.IndexMs.Max), Max: div(r.IndexMs.Max, b.IndexMs.Min)},
+			P50:       spreadOf(p50),
+			P95:       spreadOf(p95),
 			NDCGDelta: r.NDCG10 - b.NDCG10,
 		})
 	}

@@ -1,11 +1,19 @@
 // Command peers measures shirube's peers on a BEIR-layout dataset: a bleve
 // in-memory BM25 index and a chromem-go vector collection, both fed the same
-// corpus and queries, reporting index time, retained heap, sequential query
-// latency (nearest-rank p50/p95/p99) and nDCG@10, MRR@10, Recall@10/100 as
-// JSON on stdout.
+// corpus and queries as shirube's BM25 and vector engines, reporting index
+// time, retained heap, query latency (nearest-rank p50/p95/p99) and nDCG@10,
+// MRR@10, Recall@10/100 as JSON on stdout.
+//
+// The engines are measured together, --runs times (default 3): each run
+// builds every engine, then answers the queries one at a time with the
+// engines interleaved query by query (the order rotating), so load from
+// elsewhere on the machine hits all engines alike. Time figures are the
+// median over the runs with min and max; one-off process setup (shirube's
+// kagome dictionary load) is reported apart from the index time. The
+// machine line comes from lscpu.
 //
 //	go run . --dir ../../../shared/datasets/jsquad-valid
-//	go run . --dir ../../../shared/datasets/scifact --out scifact.json
+//	go run . --dir ../../../shared/datasets/scifact --runs 5 --out scifact.json
 //
 // The vector peer gets precomputed hashed character-n-gram vectors (see
 // hashEmbed), so its figures measure vector search speed, not embedding
@@ -22,10 +30,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
+	"github.com/shirube/shirube/internal/bench/sysinfo"
 	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/eval/stats"
 )
@@ -37,11 +45,15 @@ type Result struct {
 	Queries   int       `json:"queries"`
 	Lang      string    `json:"lang"`
 	K         int       `json:"k"`
-	GoVersion string    `json:"go"`
-	CPUs      int       `json:"cpus"`
+	Runs      int       `json:"runs"`
 	Embedding Embedding `json:"embedding"`
 	Engines   []Report  `json:"engines"`
 	Ratios    []Ratio   `json:"ratios,omitempty"`
+	// Machine is lscpu's model and CPU count, memory and the load average
+	// at the end of the measurement.
+	Machine sysinfo.Machine `json:"machine"`
+	// MachineLine is Machine in the form docs/BENCHMARKS.md quotes.
+	MachineLine string `json:"machine_line"`
 }
 
 // Embedding describes the shared benchmark vectors.
@@ -69,11 +81,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxQ := fs.Int("max-queries", 0, "answer only the first N judged queries (0 = all)")
 	only := fs.String("engines", "", "comma-separated engine names to run (default: all)")
 	out := fs.String("out", "", "also write the JSON report to this file")
+	runs := fs.Int("runs", 3, "measurement runs (each builds every engine and times every query, engines interleaved); medians and ranges are reported")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *dir == "" {
 		return errors.New("--dir is required, e.g. --dir ../../../shared/datasets/jsquad-valid")
+	}
+	if *runs < 1 {
+		return fmt.Errorf("--runs must be at least 1, got %d", *runs)
 	}
 	if *k <= 0 {
 		return fmt.Errorf("--k must be positive, got %d", *k)
@@ -118,8 +134,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Queries:   len(in.Queries),
 		Lang:      in.Lang,
 		K:         *k,
-		GoVersion: runtime.Version(),
-		CPUs:      runtime.GOMAXPROCS(0),
+		Runs:      *runs,
 		Embedding: Embedding{Kind: "hashed char 2+3-grams, signed, L2-normalised", Dims: embedDims, Ms: stats.Ms(time.Since(start))},
 	}
 
@@ -127,19 +142,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, e := range engines {
-		fmt.Fprintf(stderr, "peers: %s on %s (%d docs, %d queries)…\n", e.Name, res.Dataset, res.Docs, res.Queries)
-		rep, err := measure(ctx, e, in)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			rep.Error = err.Error()
-			fmt.Fprintln(stderr, "peers:", err)
+	fmt.Fprintf(stderr, "peers: %d engines on %s (%d docs, %d queries), %d runs…\n", len(engines), res.Dataset, res.Docs, res.Queries, *runs)
+	res.Engines, err = measureAll(ctx, engines, in, *runs, func(s string) { fmt.Fprintln(stderr, "peers:", s) })
+	if err != nil {
+		return err
+	}
+	for _, r := range res.Engines {
+		if r.Error != "" {
+			fmt.Fprintln(stderr, "peers:", r.Error)
 		}
-		res.Engines = append(res.Engines, rep)
 	}
 	res.Ratios = ratios(engines, res.Engines)
+	res.Machine = sysinfo.Describe(ctx)
+	res.MachineLine = res.Machine.Line()
 
 	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -16,26 +17,10 @@ import (
 
 // addMoreBench adds the scale, answers and refusal benchmarks.
 func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
-	var dir, keep string
-	var n, maxQ, k int
+	var dir string
+	var maxQ, k int
 	var threshold float64
-	scale := &cobra.Command{
-		Use:   "scale --dir DIR --chunks N",
-		Short: "Replicate a corpus to N chunks: build, save, load time, memory, hybrid query p50/p95",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := bench.Scale(cmd.Context(), dir, n, maxQ, keep)
-			if err != nil {
-				return err
-			}
-			return printReport(cmd.OutOrStdout(), rep, *jsonOut)
-		},
-	}
-	scale.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
-	scale.Flags().IntVar(&n, "chunks", 100000, "number of chunks to index")
-	scale.Flags().IntVar(&maxQ, "max-queries", 1000, "queries to time")
-	scale.Flags().StringVar(&keep, "out", "", "keep the index in this folder (default: a temporary one)")
-	scale.MarkFlagRequired("dir")
+	scale := newScaleCmd(jsonOut)
 
 	answers := &cobra.Command{
 		Use:   "answers --dir DIR",
@@ -141,7 +126,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
 
-	cmd.AddCommand(scale, answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
+	cmd.AddCommand(scale, newScaleChildCmd(), newReplicateCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
 }
 
 // printRefusal prints a refusal report as one table per holdout protocol.
@@ -183,4 +168,185 @@ func writeAgentRecords(dir string, reps []bench.AgentReport) (string, error) {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// newScaleCmd is `bench scale`: the scale curve on a real corpus.
+func newScaleCmd(jsonOut *bool) *cobra.Command {
+	var corpus, points, work, pngPath, from string
+	var maxQ, k, warm, loadRuns, qChunks int
+	var seed uint64
+	cmd := &cobra.Command{
+		Use:   "scale --corpus DIR",
+		Short: "Scale curve on a real corpus: build speed and peak RSS, index size, load and query latency at several sizes",
+		Long: `scale indexes the first files of a corpus laid out as law-corpus-ja
+(index.tsv + text/<hash>.txt, in index.tsv order) for each point of
+--points, given in chunks ("all" = the whole corpus). It first extracts and
+chunks every file (no analysis) to count its chunks, then picks for each
+point the shortest prefix holding at least that many.
+
+For each point, three kinds of fresh child process (this binary re-run as
+"bench scale-child") do the work, so nothing carries over between them:
+  build  index.Build of the prefix with the default settings and the local
+         embedder (extraction, page database, chunking, analysis, BM25,
+         embedder fit and embedding, write). Reported: the child's wall
+         time, chunks/s over it, its peak RSS (rusage), the index and page
+         database sizes on disk.
+  load   index.Open and exit, --load-runs times: median wall time of the
+         whole process, of index.Open, and of the peak RSS.
+  query  index.Open, --warmup untimed queries, then every query timed
+         three ways, rotating which goes first: the whole default hybrid
+         search (per-query weight, k = --k, evidence scores), the BM25 leg
+         alone (analysis + postings, max(10·k, 100) candidates) and the
+         vector leg alone (analysis + query embedding + scan, as many
+         candidates): p50/p95 of each, and the process's peak RSS.
+
+Queries are drawn once with --seed from the first files holding
+--query-chunks chunks (at most the smallest point's files), so every point,
+and every run with the same flags, answers the same ones: half "<law>の<caption>について" from
+article captions such as （目的）, half two to four clauses of a sentence
+joined by spaces; none occurs verbatim in its law's text. --max-queries
+caps how many are drawn and timed (each is timed the three ways).
+The run's indexes live under --work (default: a temporary folder, removed).
+
+--from a.json,b.json measures nothing: it joins curves printed by earlier
+runs with --json (for example the whole-corpus point run on its own) into
+one table and plot.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if from != "" {
+				curve, err := readCurves(strings.Split(from, ","))
+				if err != nil {
+					return err
+				}
+				return showCurve(cmd, curve, pngPath, *jsonOut)
+			}
+			if corpus == "" {
+				return fmt.Errorf("--corpus is required: the unpacked law corpus (index.tsv + text/), e.g. --corpus /work/data/law-corpus-ja")
+			}
+			pts, err := bench.ParsePoints(points)
+			if err != nil {
+				return err
+			}
+			if maxQ <= 0 {
+				return fmt.Errorf("--max-queries must be positive, got %d", maxQ)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench scale needs its own executable to run the children: %w", err)
+			}
+			curve, err := bench.ScaleCorpus(cmd.Context(), bench.ScaleOptions{
+				Corpus: corpus, Points: pts, MaxQueries: maxQ, Seed: seed, QueryChunks: qChunks, K: k, Warmup: warm, LoadRuns: loadRuns,
+				Work: work, Exe: exe, ChildArgs: []string{"bench", "scale-child"}, Log: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return err
+			}
+			return showCurve(cmd, curve, pngPath, *jsonOut)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&corpus, "corpus", "", "corpus folder: index.tsv and text/<hash>.txt (law-corpus-ja unpacked); required unless --from")
+	f.StringVar(&points, "points", "10000,50000,100000,all", "curve points in chunks, comma-separated (\"all\" = whole corpus)")
+	f.IntVar(&maxQ, "max-queries", 1000, "queries drawn and timed per point (each as hybrid search, BM25 leg and vector leg)")
+	f.Uint64Var(&seed, "seed", 1, "seed of the query drawing")
+	f.IntVar(&qChunks, "query-chunks", 10000, "draw queries from the first files holding this many chunks (capped at the smallest point)")
+	f.IntVar(&k, "k", config.DefaultK, "results per search")
+	f.IntVar(&warm, "warmup", 20, "untimed queries before timing (each timed way once)")
+	f.IntVar(&loadRuns, "load-runs", 3, "fresh load processes per point (the median is reported)")
+	f.StringVar(&work, "work", "", "keep data copies and indexes in this folder (default: a temporary one, removed)")
+	f.StringVar(&pngPath, "png", "", "also draw the curve to this PNG file (e.g. docs/scale.png)")
+	f.StringVar(&from, "from", "", "join curves saved with --json (comma-separated files) instead of measuring")
+	return cmd
+}
+
+// showCurve prints a curve as a table or JSON and draws its plot.
+func showCurve(cmd *cobra.Command, curve bench.ScaleCurve, pngPath string, asJSON bool) error {
+	if pngPath != "" {
+		if err := writePNG(pngPath, curve); err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "plot:", pngPath)
+	}
+	if asJSON {
+		return printReport(cmd.OutOrStdout(), curve, true)
+	}
+	bench.WriteCurveTable(cmd.OutOrStdout(), curve)
+	return nil
+}
+
+// readCurves reads curves saved by `bench scale --json` and joins them.
+func readCurves(paths []string) (bench.ScaleCurve, error) {
+	var cs []bench.ScaleCurve
+	for _, p := range paths {
+		b, err := os.ReadFile(strings.TrimSpace(p))
+		if err != nil {
+			return bench.ScaleCurve{}, fmt.Errorf("--from: %w", err)
+		}
+		var c bench.ScaleCurve
+		if err := json.Unmarshal(b, &c); err != nil {
+			return bench.ScaleCurve{}, fmt.Errorf("--from %s: not a curve saved by bench scale --json: %w", p, err)
+		}
+		cs = append(cs, c)
+	}
+	return bench.MergeCurves(cs)
+}
+
+// newScaleChildCmd is the hidden child step of `bench scale`.
+func newScaleChildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "scale-child build|load|query [flags]",
+		Short:              "One step of `bench scale` in a fresh process (internal)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return bench.ScaleChild(cmd.Context(), args, cmd.OutOrStdout())
+		},
+	}
+}
+
+// writePNG draws the curve to path.
+func writePNG(path string, curve bench.ScaleCurve) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := bench.WriteCurvePNG(f, curve); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
+
+// newReplicateCmd is `bench replicate`: a fixed replicated index for
+// whole-process timings (the old `bench scale --dir … --chunks N --out DIR`).
+func newReplicateCmd() *cobra.Command {
+	var dir, out string
+	var n int
+	cmd := &cobra.Command{
+		Use:   "replicate --dir DIR --chunks N --out DIR",
+		Short: "Write an index of a BEIR corpus repeated to N chunks (for cold-start timings; measures nothing)",
+		Long: `replicate indexes the documents of a BEIR-layout corpus, one chunk each
+(title + text, as bench beir does), repeated up to --chunks with renamed
+copies, and saves the index to --out. It times nothing: it makes fixed
+indexes for whole-process timings (scripts/coldstart.sh). Copies never grow
+the vocabulary; for a scale curve use bench scale --corpus.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			got, err := bench.Replicate(cmd.Context(), dir, n, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote an index of %d chunks to %s\n", got, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "BEIR dataset folder")
+	cmd.Flags().IntVar(&n, "chunks", 0, "chunks to write (0 = one per document)")
+	cmd.Flags().StringVar(&out, "out", "", "index folder to write")
+	cmd.MarkFlagRequired("dir")
+	cmd.MarkFlagRequired("out")
+	return cmd
 }

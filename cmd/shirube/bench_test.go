@@ -276,3 +276,60 @@ func TestBenchBEIROpenAIEmbedder(t *testing.T) {
 		t.Errorf("embedding cache: %v", err)
 	}
 }
+
+// TestBenchScaleFlags: each bench command owns its --max-queries (scale's
+// default 1000 used to be overwritten by a later command's 0 through a
+// shared variable, so every query was timed), and the help says what runs.
+func TestBenchScaleFlags(t *testing.T) {
+	root := newRoot()
+	for _, tt := range []struct {
+		cmd, flag, want string
+	}{
+		{"scale", "max-queries", "1000"},
+		{"scale", "points", "10000,50000,100000,all"},
+		{"scale", "load-runs", "3"},
+		{"answers", "max-queries", "0"},
+		{"refusal", "max-queries", "0"},
+	} {
+		c, _, err := root.Find([]string{"bench", tt.cmd})
+		if err != nil || c.Name() != tt.cmd {
+			t.Fatalf("bench %s: %v", tt.cmd, err)
+		}
+		f := c.Flags().Lookup(tt.flag)
+		if f == nil {
+			t.Fatalf("bench %s has no --%s", tt.cmd, tt.flag)
+		}
+		if f.DefValue != tt.want || f.Value.String() != tt.want {
+			t.Errorf("bench %s --%s: default %q, value %q; want %q", tt.cmd, tt.flag, f.DefValue, f.Value.String(), tt.want)
+		}
+	}
+	out := mustRun(t, "bench", "scale", "--help")
+	for _, want := range []string{"--corpus", "scale-child", "fresh child process", "peak RSS", "verbatim", "--max-queries"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench scale --help lacks %q", want)
+		}
+	}
+	if _, _, err := run(t, "", "bench", "scale", "--corpus", t.TempDir(), "--points", "lots"); err == nil || !strings.Contains(err.Error(), "--points") {
+		t.Errorf("bad --points: %v", err)
+	}
+	if _, _, err := run(t, "", "bench", "scale", "--corpus", t.TempDir()); err == nil || !strings.Contains(err.Error(), "index.tsv") {
+		t.Errorf("folder without index.tsv: %v", err)
+	}
+}
+
+// TestBenchReplicate writes a replicated JSQuAD index that `search` opens.
+func TestBenchReplicate(t *testing.T) {
+	if _, err := os.Stat(jsquadDir); err != nil {
+		t.Skip("dataset not present")
+	}
+	offlineEnv(t)
+	dir := filepath.Join(t.TempDir(), "ix")
+	out := mustRun(t, "bench", "replicate", "--dir", jsquadDir, "--chunks", "1500", "--out", dir)
+	if !strings.Contains(out, "1500 chunks") {
+		t.Fatalf("replicate printed %q", out)
+	}
+	got := mustRun(t, "search", "--index", dir, "--json", "梅雨")
+	if !strings.Contains(got, "#1") && !strings.Contains(got, "#0") {
+		t.Errorf("search on the replicated index found no copies:\n%s", got)
+	}
+}

@@ -25,6 +25,7 @@ var adHocSettingFlags = map[string]string{
 	"beir --fusion":       "the benchmark's fusion",
 	"answers --k":         "the benchmark's k",
 	"refusal --k":         "the benchmark's k",
+	"scale --k":           "the benchmark's k",
 	"qa --data":           "the benchmark's corpus",
 	"qa --index":          "the benchmark's index",
 	"agent --index":       "the benchmark's index",

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/stats"
-	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -285,81 +283,7 @@ func containsGold(answer string, gold []string) bool {
 	return false
 }
 
-// ScaleReport is the result of `shirube bench scale`.
-type ScaleReport struct {
-	Dataset       string  `json:"dataset"`
-	Chunks        int     `json:"chunks"`
-	BuildSeconds  float64 `json:"build_seconds"`
-	SaveSeconds   float64 `json:"save_seconds"`
-	LoadSeconds   float64 `json:"load_seconds"`
-	HeapMiB       float64 `json:"heap_mib_after_load"`
-	IndexBytesMiB float64 `json:"index_size_mib"`
-	Queries       int     `json:"queries"`
-	QueryP50Ms    float64 `json:"hybrid_query_p50_ms"`
-	QueryP95Ms    float64 `json:"hybrid_query_p95_ms"`
-	Machine       Machine `json:"machine"`
-}
-
-// Scale replicates a corpus to n chunks, builds and saves the index, loads
-// it back (timed) and measures hybrid query latency.
-func Scale(ctx context.Context, dir string, n, maxQueries int, tmp string) (ScaleReport, error) {
-	ds, err := loadDataset(dir)
-	if err != nil {
-		return ScaleReport{}, err
-	}
-	base := DocChunks(ds)
-	if len(base) == 0 {
-		return ScaleReport{}, fmt.Errorf("%s has no documents", dir)
-	}
-	chunks := replicate(base, n)
-	rep := ScaleReport{Dataset: dir, Chunks: n, Machine: ThisMachine()}
-	t0 := time.Now()
-	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
-	if err != nil {
-		return rep, err
-	}
-	rep.BuildSeconds = round(time.Since(t0).Seconds())
-	if tmp == "" {
-		if tmp, err = os.MkdirTemp("", "shirube-scale-"); err != nil {
-			return rep, err
-		}
-		defer os.RemoveAll(tmp)
-	}
-	t0 = time.Now()
-	if err := ix.Save(ctx, tmp); err != nil {
-		return rep, err
-	}
-	rep.SaveSeconds = round(time.Since(t0).Seconds())
-	rep.IndexBytesMiB = round(float64(dirSize(tmp)) / (1 << 20))
-	ix, chunks, base = nil, nil, nil
-	before := stats.SettledMem()
-	t0 = time.Now()
-	loaded, err := index.Open(ctx, tmp, index.OpenOptions{})
-	if err != nil {
-		return rep, err
-	}
-	rep.LoadSeconds = round(time.Since(t0).Seconds())
-	after := stats.SettledMem()
-	rep.HeapMiB = round(stats.MiB(stats.HeapGrowth(before, after)))
-	s := retrieve.New(loaded)
-	qs := ds.EvalQueries()
-	if maxQueries > 0 && len(qs) > maxQueries {
-		qs = qs[:maxQueries]
-	}
-	var lat stats.Latencies
-	for _, q := range qs {
-		t := time.Now()
-		if _, _, err := s.Search(ctx, q.Text, retrieve.Options{K: 4, BM25Weight: 0.6}); err != nil {
-			return rep, err
-		}
-		lat.Add(time.Since(t))
-	}
-	sum := lat.Summary()
-	rep.Queries = sum.N
-	rep.QueryP50Ms, rep.QueryP95Ms = ms(sum.P50), ms(sum.P95)
-	return rep, nil
-}
-
+// dirSize is the total size of the files under dir.
 func dirSize(dir string) int64 {
 	var n int64
 	entries, _ := os.ReadDir(dir)

@@ -6,11 +6,10 @@ package bench
 
 import (
 	"context"
-
-	"runtime"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/bench/sysinfo"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/eval/ir"
@@ -19,19 +18,12 @@ import (
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
-// Machine describes where a benchmark ran.
-type Machine struct {
-	GOOS       string `json:"goos"`
-	GOARCH     string `json:"goarch"`
-	CPUs       int    `json:"cpus"`
-	GoVersion  string `json:"go_version"`
-	RecordedAt string `json:"recorded_at"`
-}
+// Machine describes where a benchmark ran: the CPU as lscpu names it, the
+// load average and memory at the time, Go and the platform.
+type Machine = sysinfo.Machine
 
-// ThisMachine describes the running machine.
-func ThisMachine() Machine {
-	return Machine{runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), time.Now().Format(time.RFC3339)}
-}
+// ThisMachine describes the running machine (runs lscpu).
+func ThisMachine() Machine { return sysinfo.Describe(context.Background()) }
 
 // BEIRReport is the result of `shirube bench beir`.
 type BEIRReport struct {
