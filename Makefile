@@ -73,9 +73,11 @@ bench-qa: build
 # repository: LAW_CORPUS=DIR; see ../shared/datasets/law-corpus-ja/README.md).
 # The default points stop at 280k chunks (12.7 GiB build peak today); the
 # whole corpus (POINTS=...,all: 515,855 chunks) needs about 23 GiB today.
-LAW_CORPUS ?= /work/data/law-corpus-ja
+# The corpus is unpacked once into LAW_CORPUS when it is not there yet.
+LAW_CORPUS ?= /tmp/shirube-law-corpus-ja
 POINTS     ?= 10000,50000,100000,280000
 bench-scale: build
+	@test -f $(LAW_CORPUS)/index.tsv || { mkdir -p $(LAW_CORPUS) && tar xJf $(QA)/law-corpus-ja/law-corpus-ja.tar.xz -C $(LAW_CORPUS) --strip-components=1; }
 	$(BIN) bench scale --corpus $(LAW_CORPUS) --points $(POINTS) --png docs/scale.png
 
 # fuzz runs every fuzz target of the module (found by `go test -list`) for
