@@ -10,6 +10,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/pgstore"
 )
 
 // adHocSettingFlags are flags named like a setting but defined by hand:
@@ -131,6 +134,29 @@ func TestUserError(t *testing.T) {
 	ec := exitCode{code: 3, msg: "監査ログに書き込めませんでした"}
 	if got := userError(fmt.Errorf("ask: %w", ec)); got != ec {
 		t.Errorf("wrapped exitCode: %+v, want %+v", got, ec)
+	}
+	// An index that must be rebuilt: the command line adds the command,
+	// the index package names none.
+	damaged := fmt.Errorf("open index: chunks.bin is damaged: %w", index.ErrDamaged)
+	if strings.Contains(damaged.Error(), "--rebuild") {
+		t.Errorf("the domain error names a flag: %v", damaged)
+	}
+	if got := userError(damaged); !strings.HasSuffix(got.msg, "— run `shirube index --rebuild`") {
+		t.Errorf("damaged index: %q, want the rebuild command", got.msg)
+	}
+	for _, tc := range []struct {
+		err  error
+		hint string
+	}{
+		{fmt.Errorf("open store: %w", pgstore.ErrNoGeneration), "— run `shirube index --store …` first"},
+		{fmt.Errorf("walk: %w: notes.md", document.ErrNotAFolder), "— pass a folder with --data"},
+	} {
+		if strings.Contains(tc.err.Error(), "--") {
+			t.Errorf("the domain error names a flag: %v", tc.err)
+		}
+		if got := userError(tc.err); !strings.HasSuffix(got.msg, tc.hint) {
+			t.Errorf("%v: %q, want the hint %q", tc.err, got.msg, tc.hint)
+		}
 	}
 	// The configuration's own messages do not say "Error:" themselves.
 	_, _, err := newChatModel(config.Default())

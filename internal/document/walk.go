@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// ErrNotAFolder means the data folder given is a file (or something else
+// that is not a folder); front ends say how to pass a folder.
+var ErrNotAFolder = errors.New("データフォルダがフォルダではありません")
+
 // DefaultMaxFileSize is the size above which Walk skips a file (100 MB).
 const DefaultMaxFileSize int64 = 100 << 20
 
@@ -128,7 +132,7 @@ func (w walker) walk(ctx context.Context, dataDir string) ([]File, []Skip, error
 	case err != nil:
 		return nil, nil, fmt.Errorf("データフォルダを開けません: %s: %w — check that it exists and is readable", dataDir, err)
 	case !info.IsDir():
-		return nil, nil, fmt.Errorf("データフォルダがフォルダではありません: %s — pass a folder with --data", dataDir)
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotAFolder, dataDir)
 	}
 	st := &walkState{
 		root:    dataDir,

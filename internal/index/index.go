@@ -97,7 +97,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		}
 		keep = append(keep, f)
 		if ix.store, err = openChunkFile(f, false); err != nil {
-			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
+			return fail(fmt.Errorf("decode chunks: %w: %w", err, ErrDamaged))
 		}
 	} else {
 		f, err := openChecked(gen, &meta, chunksFile, false)
@@ -107,7 +107,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		err = gob.NewDecoder(f.Reader()).Decode(&ix.chunks)
 		f.Close()
 		if err != nil {
-			return fail(fmt.Errorf("decode chunks: %w — run `shirube index --rebuild`", err))
+			return fail(fmt.Errorf("decode chunks: %w: %w", err, ErrDamaged))
 		}
 	}
 	f, err := openChecked(gen, &meta, bm25File, true)
@@ -116,7 +116,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 	}
 	keep = append(keep, f)
 	if ix.lex, err = bm25.Decode(f.Data); err != nil {
-		return fail(fmt.Errorf("decode BM25 index: %w — run `shirube index --rebuild`", err))
+		return fail(fmt.Errorf("decode BM25 index: %w: %w", err, ErrDamaged))
 	}
 	f.Release()
 	if f, err = openChecked(gen, &meta, vectorsFile, true); err != nil {
@@ -125,7 +125,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 	ix.vec, err = vector.ReadFlat(f.Reader())
 	f.Close()
 	if err != nil {
-		return fail(fmt.Errorf("decode vectors: %w — run `shirube index --rebuild`", err))
+		return fail(fmt.Errorf("decode vectors: %w: %w", err, ErrDamaged))
 	}
 	if meta.Embedder.Kind == "local" {
 		if f, err = openChecked(gen, &meta, embedderFile, true); err != nil {
@@ -135,7 +135,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		err = ix.local.UnmarshalBinary(f.Data)
 		f.Close()
 		if err != nil {
-			return fail(fmt.Errorf("decode embedding model: %w — run `shirube index --rebuild`", err))
+			return fail(fmt.Errorf("decode embedding model: %w: %w", err, ErrDamaged))
 		}
 	}
 	runtime.AddCleanup(ix, func(fs []*mapped.File) {
@@ -144,7 +144,7 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 		}
 	}, keep)
 	if ix.Len() != ix.lex.Len() || ix.Len() != ix.vec.Len() {
-		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors) — run `shirube index --rebuild`", dir, ix.Len(), ix.lex.Len(), ix.vec.Len())
+		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors): %w", dir, ix.Len(), ix.lex.Len(), ix.vec.Len(), ErrDamaged)
 	}
 	// Every cited page file must still exist: a search never cites a page
 	// that is gone (after a crash, or deleted by hand); MissingPages lists

@@ -146,7 +146,7 @@ func TestOpenErrors(t *testing.T) {
 	b, _ := os.ReadFile(chunks)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(chunks, b, 0o644)
-	if _, err := Open(ctx, opt.Dir, OpenOptions{}); err == nil || !strings.Contains(err.Error(), "--rebuild") {
+	if _, err := Open(ctx, opt.Dir, OpenOptions{}); !errors.Is(err, ErrDamaged) {
 		t.Fatalf("damaged chunks: %v", err)
 	}
 
@@ -155,7 +155,7 @@ func TestOpenErrors(t *testing.T) {
 	m, _ := os.ReadFile(metaPath)
 	os.WriteFile(metaPath, []byte(strings.Replace(string(m), `"format_version": 1`, `"format_version": 999`, 1)), 0o644)
 	_, err = Open(ctx, opt.Dir, OpenOptions{})
-	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "shirube index --rebuild") {
+	if !errors.Is(err, ErrFormat) || !errors.Is(err, ErrDamaged) {
 		t.Fatalf("format mismatch: %v", err)
 	}
 }

@@ -67,6 +67,10 @@ var (
 	ErrNotFound = errors.New("no index found")
 	// ErrFormat means the index was written by an incompatible version.
 	ErrFormat = errors.New("index format mismatch")
+	// ErrDamaged wraps every error that a rebuild of the index repairs:
+	// damaged, missing or inconsistent files and another format version.
+	// Front ends say how to rebuild (the command line adds the command).
+	ErrDamaged = errors.New("the index must be rebuilt")
 )
 
 // EmbedderInfo describes the vector leg an index was built with.
@@ -116,7 +120,7 @@ func readCurrent(dir string) (string, int, error) {
 	name := strings.TrimSpace(string(b))
 	var n int
 	if _, err := fmt.Sscanf(name, "gen-%d", &n); err != nil || filepath.Base(name) != name {
-		return "", 0, fmt.Errorf("index pointer %s is damaged (%q) — run `shirube index --rebuild`", filepath.Join(dir, currentFile), name)
+		return "", 0, fmt.Errorf("index pointer %s is damaged (%q): %w", filepath.Join(dir, currentFile), name, ErrDamaged)
 	}
 	return filepath.Join(dir, name), n, nil
 }
@@ -211,15 +215,15 @@ func (c *countWriter) Write(p []byte) (int, error) {
 func openChecked(gen string, meta *Meta, name string, selfChecked bool) (*mapped.File, error) {
 	sum, ok := meta.Files[name]
 	if !ok {
-		return nil, fmt.Errorf("%s is not listed in %s — run `shirube index --rebuild`", name, metaFile)
+		return nil, fmt.Errorf("%s is not listed in %s: %w", name, metaFile, ErrDamaged)
 	}
 	f, err := mapped.Open(filepath.Join(gen, name))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w — run `shirube index --rebuild`", name, err)
+		return nil, fmt.Errorf("read %s: %w: %w", name, err, ErrDamaged)
 	}
 	if int64(len(f.Data)) != sum.Size || (!selfChecked && f.Checksum(0, len(f.Data)) != sum.CRC32) {
 		f.Close()
-		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch) — run `shirube index --rebuild`", name)
+		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch): %w", name, ErrDamaged)
 	}
 	return f, nil
 }
@@ -228,14 +232,14 @@ func openChecked(gen string, meta *Meta, name string, selfChecked bool) (*mapped
 func readChecked(gen string, meta *Meta, name string) ([]byte, error) {
 	b, err := os.ReadFile(filepath.Join(gen, name))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w — run `shirube index --rebuild`", name, err)
+		return nil, fmt.Errorf("read %s: %w: %w", name, err, ErrDamaged)
 	}
 	sum, ok := meta.Files[name]
 	if !ok {
-		return nil, fmt.Errorf("%s is not listed in %s — run `shirube index --rebuild`", name, metaFile)
+		return nil, fmt.Errorf("%s is not listed in %s: %w", name, metaFile, ErrDamaged)
 	}
 	if int64(len(b)) != sum.Size || crc32.Checksum(b, castagnoli) != sum.CRC32 {
-		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch) — run `shirube index --rebuild`", name)
+		return nil, fmt.Errorf("%s is damaged (size or checksum mismatch): %w", name, ErrDamaged)
 	}
 	return b, nil
 }
@@ -244,13 +248,13 @@ func readMeta(gen string) (Meta, error) {
 	var m Meta
 	b, err := os.ReadFile(filepath.Join(gen, metaFile))
 	if err != nil {
-		return m, fmt.Errorf("read index metadata: %w — run `shirube index --rebuild`", err)
+		return m, fmt.Errorf("read index metadata: %w: %w", err, ErrDamaged)
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("index metadata %s is damaged: %v — run `shirube index --rebuild`", filepath.Join(gen, metaFile), err)
+		return m, fmt.Errorf("index metadata %s is damaged: %v: %w", filepath.Join(gen, metaFile), err, ErrDamaged)
 	}
 	if m.FormatVersion != FormatVersion {
-		return m, fmt.Errorf("%w: the index in %s has format %d, this shirube reads format %d — run `shirube index --rebuild`", ErrFormat, filepath.Dir(gen), m.FormatVersion, FormatVersion)
+		return m, fmt.Errorf("%w: the index in %s has format %d, this shirube reads format %d: %w", ErrFormat, filepath.Dir(gen), m.FormatVersion, FormatVersion, ErrDamaged)
 	}
 	return m, nil
 }

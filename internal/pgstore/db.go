@@ -40,7 +40,8 @@ const Channel = "shirube_current"
 
 // ErrNoGeneration means the database holds no finished generation yet.
 // It wraps index.ErrNotFound, so callers treat both stores alike.
-var ErrNoGeneration = fmt.Errorf("%w in the database — run `shirube index --store …` first", index.ErrNotFound)
+// Front ends say how to build one (the command line: shirube index --store).
+var ErrNoGeneration = fmt.Errorf("%w in the database", index.ErrNotFound)
 
 // Options configure Connect.
 type Options struct {

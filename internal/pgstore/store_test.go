@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func TestWatchSeesNewGeneration(t *testing.T) {
 	db := connect(t, pgstore.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := db.Open(ctx, pgstore.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "index --store") {
+	if _, err := db.Open(ctx, pgstore.OpenOptions{}); !errors.Is(err, pgstore.ErrNoGeneration) || !errors.Is(err, index.ErrNotFound) {
 		t.Fatalf("open an empty store: %v", err)
 	}
 	seen := make(chan int64, 4)
