@@ -221,11 +221,11 @@ one table and plot.`,
 				return showCurve(cmd, curve, pngPath, *jsonOut)
 			}
 			if corpus == "" {
-				return fmt.Errorf("--corpus is required: the unpacked law corpus (index.tsv + text/), e.g. --corpus /work/data/law-corpus-ja")
+				return fmt.Errorf("--corpus is required: the unpacked law corpus (index.tsv + text/), e.g. --corpus /tmp/shirube-law-corpus-ja")
 			}
 			pts, err := bench.ParsePoints(points)
 			if err != nil {
-				return err
+				return fmt.Errorf("--points: %w", err)
 			}
 			if maxQ <= 0 {
 				return fmt.Errorf("--max-queries must be positive, got %d", maxQ)

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/eval/judge"
+	"github.com/shirube/shirube/internal/eval/optimize"
+	"github.com/shirube/shirube/internal/eval/pipeline"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/pgstore"
 )
@@ -24,22 +27,41 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit %d: %s", e.code, e.m
 
 // userError is err as the user sees it: an exitCode as it is, anything
 // else "Error: <message>" with status 1. This is the only place that
-// writes "Error: "; messages never start with it themselves. An index
-// that must be rebuilt gets the command that rebuilds it: the domain error
-// names no command or flag.
+// writes "Error: "; messages never start with it themselves. A domain
+// error that a flag or command fixes gets that flag's name (flagHints).
 func userError(err error) exitCode {
 	var ec exitCode
 	if errors.As(err, &ec) {
 		return ec
 	}
 	msg := "Error: " + err.Error()
-	switch {
-	case errors.Is(err, index.ErrDamaged):
-		msg += " — run `shirube index --rebuild`"
-	case errors.Is(err, pgstore.ErrNoGeneration):
-		msg += " — run `shirube index --store …` first"
-	case errors.Is(err, document.ErrNotAFolder):
-		msg += " — pass a folder with --data"
+	for _, h := range flagHints() {
+		if errors.Is(err, h.err) {
+			msg += h.hint
+			break
+		}
 	}
 	return exitCode{code: 1, msg: msg}
+}
+
+// flagHints name the command or flag that fixes a domain error: the
+// packages under internal say what to do in their own words and name no
+// flag; the command line adds its spelling here.
+func flagHints() []flagHint {
+	return []flagHint{
+		{index.ErrDamaged, " — run `shirube index --rebuild`"},
+		{pgstore.ErrNoGeneration, " — run `shirube index --store …` first"},
+		{document.ErrNotAFolder, " — pass a folder with --data"},
+		{document.ErrDataDirMissing, " (--data)"},
+		{pipeline.ErrSkipOptimize, " (--no-optimize)"},
+		{judge.ErrInputEnded, " (--yes)"},
+		{optimize.ErrRowMismatch, " (--separate)"},
+		{optimize.ErrUndoDatabase, " (--undo --database DIR)"},
+	}
+}
+
+// flagHint is the text the command line adds to an error that wraps err.
+type flagHint struct {
+	err  error
+	hint string
 }

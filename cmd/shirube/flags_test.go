@@ -11,6 +11,9 @@ import (
 
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/eval/judge"
+	"github.com/shirube/shirube/internal/eval/optimize"
+	"github.com/shirube/shirube/internal/eval/pipeline"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/pgstore"
 )
@@ -150,6 +153,11 @@ func TestUserError(t *testing.T) {
 	}{
 		{fmt.Errorf("open store: %w", pgstore.ErrNoGeneration), "— run `shirube index --store …` first"},
 		{fmt.Errorf("walk: %w: notes.md", document.ErrNotAFolder), "— pass a folder with --data"},
+		{fmt.Errorf("walk: %w", document.ErrDataDirMissing), "(--data)"},
+		{fmt.Errorf("folder optimisation: boom (the results above are complete; %w to skip it)", pipeline.ErrSkipOptimize), "(--no-optimize)"},
+		{fmt.Errorf("no answer: %w", judge.ErrInputEnded), "(--yes)"},
+		{fmt.Errorf("optimize: rows: %w", optimize.ErrRowMismatch), "(--separate)"},
+		{fmt.Errorf("undo: %w", optimize.ErrUndoDatabase), "(--undo --database DIR)"},
 	} {
 		if strings.Contains(tc.err.Error(), "--") {
 			t.Errorf("the domain error names a flag: %v", tc.err)

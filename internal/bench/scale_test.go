@@ -332,7 +332,7 @@ func TestMergeCurves(t *testing.T) {
 	}
 	other := base
 	other.QuerySeed = 2
-	if _, err := MergeCurves([]ScaleCurve{a, other}); err == nil || !strings.Contains(err.Error(), "--seed") {
+	if _, err := MergeCurves([]ScaleCurve{a, other}); err == nil || !strings.Contains(err.Error(), "same seed") {
 		t.Errorf("curves with other queries merged: %v", err)
 	}
 	if _, err := MergeCurves(nil); err == nil {

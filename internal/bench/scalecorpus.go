@@ -31,7 +31,7 @@ type CorpusFile struct {
 func ReadCorpus(dir string) ([]CorpusFile, []string, error) {
 	f, err := os.Open(filepath.Join(dir, "index.tsv"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("scale corpus: %w — --corpus must be a folder with index.tsv and text/<hash>.txt (law-corpus-ja unpacked)", err)
+		return nil, nil, fmt.Errorf("scale corpus: %w — the corpus must be a folder with index.tsv and text/<hash>.txt (law-corpus-ja unpacked)", err)
 	}
 	defer f.Close()
 	var files []CorpusFile
@@ -148,12 +148,12 @@ func ParsePoints(spec string) ([]int, error) {
 		}
 		n, err := strconv.Atoi(strings.ReplaceAll(item, "_", ""))
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--points: %q is not a positive chunk count or \"all\" (e.g. 10000,50000,100000,all)", item)
+			return nil, fmt.Errorf("scale points: %q is not a positive chunk count or \"all\" (e.g. 10000,50000,100000,all)", item)
 		}
 		out = append(out, n*mult)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--points is empty: give chunk counts, e.g. 10000,50000,100000,all")
+		return nil, fmt.Errorf("no scale points: give chunk counts, e.g. 10000,50000,100000,all")
 	}
 	// "all" (0) goes last.
 	slices.SortFunc(out, func(a, b int) int {

@@ -506,7 +506,7 @@ func MergeCurves(cs []ScaleCurve) (ScaleCurve, error) {
 	out.Points = nil
 	for i, c := range cs {
 		if c.Corpus != out.Corpus || c.QuerySeed != out.QuerySeed || c.QueryFiles != out.QueryFiles || c.Queries != out.Queries || c.K != out.K {
-			return out, fmt.Errorf("curve %d timed other queries (corpus %s, seed %d, %d queries from %d files, k %d) than curve 1 (%s, %d, %d from %d, k %d) — run it with the same --seed, --query-chunks, --max-queries and --k",
+			return out, fmt.Errorf("curve %d timed other queries (corpus %s, seed %d, %d queries from %d files, k %d) than curve 1 (%s, %d, %d from %d, k %d) — run it with the same seed, query chunks, query count and k",
 				i+1, c.Corpus, c.QuerySeed, c.Queries, c.QueryFiles, c.K, out.Corpus, out.QuerySeed, out.Queries, out.QueryFiles, out.K)
 		}
 		out.Points = append(out.Points, c.Points...)

@@ -39,7 +39,7 @@ func (e *dataDirError) Error() string {
 	if e.cause == ErrDataDirEmpty {
 		return fmt.Sprintf("データフォルダが空です: %s — データを追加してください (.pdf .md .html .txt)", e.dir)
 	}
-	return fmt.Sprintf("データフォルダが見つかりません: %s — create it or pass --data", e.dir)
+	return fmt.Sprintf("データフォルダが見つかりません: %s — create it or choose another data folder", e.dir)
 }
 
 func (e *dataDirError) Unwrap() error { return e.cause }

@@ -125,7 +125,7 @@ func TestWalkDataDirErrors(t *testing.T) {
 		wantIs  error
 		wantMsg string
 	}{
-		{"missing", "./no-such-data", ErrDataDirMissing, "データフォルダが見つかりません: ./no-such-data — create it or pass --data"},
+		{"missing", "./no-such-data", ErrDataDirMissing, "データフォルダが見つかりません: ./no-such-data — create it or choose another data folder"},
 		{"empty", filepath.Join(tmp, "empty"), ErrDataDirEmpty, "データフォルダが空です: " + filepath.Join(tmp, "empty") + " — データを追加してください (.pdf .md .html .txt)"},
 		{"only unsupported", filepath.Join(tmp, "unsupported"), ErrDataDirEmpty, "データフォルダが空です: "},
 		{"a file, not a folder", filepath.Join(tmp, "file.md"), nil, "データフォルダがフォルダではありません"},

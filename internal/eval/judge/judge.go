@@ -82,6 +82,11 @@ const (
 )
 
 // ErrDeclined is returned when the user answers "n" to a prompt.
+// ErrInputEnded means a confirmation prompt got no answer because the input
+// ended (a script, a closed pipe); front ends name their yes option.
+var ErrInputEnded = errors.New("the input ended")
+
+// ErrDeclined means the user declined at a prompt.
 var ErrDeclined = errors.New("evaluation cancelled at the prompt; nothing was judged")
 
 // Options configures Run. The zero value of every field but Completer (and
@@ -519,7 +524,7 @@ func (r *runner) ask(ctx context.Context, question string) (bool, error) {
 		line, err := r.in.ReadString('\n')
 		if err != nil && line == "" {
 			if errors.Is(err, io.EOF) {
-				return false, fmt.Errorf("no answer to %q: the input ended. Answer the prompt, or use the yes option (--yes) to skip prompts", question)
+				return false, fmt.Errorf("no answer to %q: %w. Answer the prompt, or use the yes option to skip prompts", question, ErrInputEnded)
 			}
 			return false, fmt.Errorf("read answer: %w", err)
 		}

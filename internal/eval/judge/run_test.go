@@ -473,8 +473,8 @@ func TestRunDeclined(t *testing.T) {
 	var out bytes.Buffer
 	o := baseOptions(dir, f, &out, &sleeps{})
 	o.Yes = false
-	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--yes") {
-		t.Errorf("no input: err = %v, want a hint about --yes", err)
+	if _, err := Run(context.Background(), o); !errors.Is(err, ErrInputEnded) || !strings.Contains(err.Error(), "yes option") {
+		t.Errorf("no input: err = %v, want ErrInputEnded with a hint about the yes option", err)
 	}
 	if len(f.reqs) != 0 {
 		t.Errorf("the model was called %d times before confirmation", len(f.reqs))

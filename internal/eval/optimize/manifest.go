@@ -228,7 +228,7 @@ func Undo(ctx context.Context, manifestPath, database string) (UndoReport, error
 	}
 	realDB, err := filepath.EvalSymlinks(db)
 	if err != nil {
-		return rep, fmt.Errorf("undo: database folder %s: %w; run --undo with the --database the optimisation used", db, err)
+		return rep, fmt.Errorf("undo: database folder %s: %w; %w", db, err, ErrUndoDatabase)
 	}
 	local := func(rel string) (string, bool) {
 		full := filepath.Join(m.Root, filepath.FromSlash(rel))

@@ -29,6 +29,15 @@ import (
 	"github.com/shirube/shirube/internal/eval/metrics"
 )
 
+// ErrRowMismatch means the input CSV to update and the results CSV do not
+// have the same rows: optimise the results CSV on its own, or pass the input
+// it was made from.
+var ErrRowMismatch = errors.New("optimise the results CSV on its own or pass the input it was made from")
+
+// ErrUndoDatabase means an undo could not reach the page database the
+// optimisation wrote to: undo with that database folder.
+var ErrUndoDatabase = errors.New("undo with the database folder the optimisation used")
+
 // Defaults of Options.
 const (
 	DefaultWorkers     = 5
@@ -616,7 +625,7 @@ func targetRows(target string, n int, cand []int, reps []RowReport) ([]string, [
 		return nil, nil, fmt.Errorf("optimize: read %s: %w", target, err)
 	}
 	if len(rows) != n {
-		return nil, nil, fmt.Errorf("optimize: %s has %d data rows but the results CSV has %d; optimise the results CSV on its own (--separate) or pass the input it was made from", target, len(rows), n)
+		return nil, nil, fmt.Errorf("optimize: %s has %d data rows but the results CSV has %d: %w", target, len(rows), n, ErrRowMismatch)
 	}
 	copt := csvx.MatchColumn(header, batch.ColOptimized)
 	if copt < 0 {

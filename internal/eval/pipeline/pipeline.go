@@ -19,6 +19,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -27,6 +28,11 @@ import (
 	"github.com/shirube/shirube/internal/eval/batch"
 	"github.com/shirube/shirube/internal/eval/optimize"
 )
+
+// ErrSkipOptimize wraps a failed optimisation step: the evaluation before it
+// is complete, and a rerun without the step skips it (front ends name their
+// switch for that).
+var ErrSkipOptimize = errors.New("rerun without optimisation")
 
 // Options configure Run.
 type Options struct {
@@ -106,7 +112,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	oopt.EnableRL = o.EnableRL
 	ores, err := optimize.Run(ctx, oopt)
 	if err != nil {
-		return r, fmt.Errorf("folder optimisation: %w (the results above are complete; rerun with --no-optimize to skip it)", err)
+		return r, fmt.Errorf("folder optimisation: %w (the results above are complete; %w to skip it)", err, ErrSkipOptimize)
 	}
 	r.Optimized, r.Optimize = true, ores
 	optimize.Report(out, ores)
