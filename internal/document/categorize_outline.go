@@ -58,10 +58,7 @@ func parseOutlineXML(data []byte) ([]OutlineItem, error) {
 	if i < 0 {
 		return nil, nil
 	}
-	dec := xml.NewDecoder(bytes.NewReader(data[i:]))
-	dec.Strict = false
-	dec.AutoClose = xml.HTMLAutoClose
-	dec.Entity = xml.HTMLEntity
+	dec := lenientXML(bytes.NewReader(data[i:]))
 	var items []OutlineItem
 	depth := -1
 	var cur *OutlineItem

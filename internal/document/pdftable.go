@@ -67,11 +67,19 @@ func runPDFBoxes(ctx context.Context, tool, path string, maxText int64) ([][]pdf
 // parseBBoxLayout reads the XHTML of pdftotext -bbox-layout: the words of
 // each <page>, with the box of each <word>. Words outside a page and boxes
 // that do not parse are skipped.
-func parseBBoxLayout(r io.Reader) ([][]pdfWord, error) {
+// lenientXML is a decoder for the XHTML that poppler's tools write (the
+// outline of pdftohtml, the word boxes of pdftotext -bbox-layout): HTML
+// entities, unclosed tags and stray markup are read rather than refused.
+func lenientXML(r io.Reader) *xml.Decoder {
 	d := xml.NewDecoder(r)
 	d.Strict = false
 	d.AutoClose = xml.HTMLAutoClose
 	d.Entity = xml.HTMLEntity
+	return d
+}
+
+func parseBBoxLayout(r io.Reader) ([][]pdfWord, error) {
+	d := lenientXML(r)
 	var pages [][]pdfWord
 	inPage := false
 	var word *pdfWord
