@@ -296,14 +296,7 @@ func (ix *Index) EmbedQuery(ctx context.Context, query string, terms []string) (
 	if ix.remote == nil {
 		return nil, fmt.Errorf("index %s uses the %s embedder: set OPENAI_API_KEY to embed queries", ix.dir, ix.meta.Embedder.Model)
 	}
-	vs, err := ix.remote.EmbedTexts(ctx, []string{query})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vs))
-	}
-	return vs[0], nil
+	return RemoteQueryVector(ctx, ix.remote, query)
 }
 
 // Dense runs the vector leg and returns up to n hits by cosine, best first.

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/embed"
@@ -73,6 +74,19 @@ func EmbedCorpus(ctx context.Context, opt MemoryOptions, terms [][]string, chunk
 	}
 	vecs, local, info, err := embedChunks(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, terms, chunks)
 	return Embedding{Vectors: vecs, Local: local, Info: info}, err
+}
+
+// RemoteQueryVector embeds a query with a remote embedder: one text, one
+// vector.
+func RemoteQueryVector(ctx context.Context, e TextEmbedder, query string) ([]float32, error) {
+	vs, err := e.EmbedTexts(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vs) != 1 {
+		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vs))
+	}
+	return vs[0], nil
 }
 
 // QueryVector embeds a query with a local model the way Index.EmbedQuery

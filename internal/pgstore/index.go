@@ -187,14 +187,7 @@ func (ix *Index) EmbedQuery(ctx context.Context, query string, terms []string) (
 	if ix.remote == nil {
 		return nil, fmt.Errorf("the index uses the %s embedder: set OPENAI_API_KEY to embed queries", ix.meta.Embedder.Model)
 	}
-	vs, err := ix.remote.EmbedTexts(ctx, []string{query})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	if len(vs) != 1 {
-		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vs))
-	}
-	return vs[0], nil
+	return index.RemoteQueryVector(ctx, ix.remote, query)
 }
 
 // docFreqs returns the document frequency of each term (0 when no chunk
