@@ -67,7 +67,7 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 
 // ErrNotUTF8 is returned (wrapped) for Markdown and text files that are not
 // valid UTF-8.
-var ErrNotUTF8 = errors.New("not UTF-8 — convert the file to UTF-8 (seed 002 §9)")
+var ErrNotUTF8 = errors.New("not UTF-8 — convert the file to UTF-8")
 
 // Options configure an Extractor. The zero value is ready to use.
 type Options struct {

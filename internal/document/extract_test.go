@@ -27,7 +27,7 @@ func TestExtractText(t *testing.T) {
 		{"BOM stripped", "a.md", []byte("\xef\xbb\xbf# 見出し\n"), "# 見出し\n", ""},
 		{"CRLF and CR to LF", "a.txt", []byte("一行目\r\n二行目\r三行目"), "一行目\n二行目\n三行目", ""},
 		{"markdown extension", "a.markdown", []byte("x"), "x", ""},
-		{"Shift_JIS markdown rejected", "a.md", sjis, "", "not UTF-8 — convert the file to UTF-8 (seed 002 §9)"},
+		{"Shift_JIS markdown rejected", "a.md", sjis, "", "not UTF-8 — convert the file to UTF-8"},
 		{"Latin-1 text rejected", "a.txt", []byte("caf\xe9"), "", "not UTF-8"},
 		{"binary rejected", "a.txt", []byte("abc\x00def"), "", "NUL bytes"},
 	}
