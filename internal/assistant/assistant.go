@@ -296,6 +296,9 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			// planner reads it whole).
 			var got Retrieval
 			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
+			if err == nil {
+				got.Results = s.CrossReferences(ctx, effective, got.Results, *sopt)
+			}
 			results, extraUnknowns = got.Results, got.Unknowns
 			rep.Trace = got.Trace
 			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
@@ -317,8 +320,12 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
 			if err == nil && a.opt.ProcedureLookahead > 1 {
 				qt := analysis.QuestionType(effective)
-				results = append(results, penaltyReferences(ctx, s, qt, results, *sopt)...)
 				results = append(results, definitions(ctx, s, qt, effective, results, *sopt)...)
+			}
+			if err == nil {
+				// A penalty is stated where the law refers back to the
+				// article asked about (see retrieve.CrossReferences).
+				results = s.CrossReferences(ctx, effective, results, *sopt)
 			}
 			// The audit log records the weight this search used (chosen
 			// per query unless the user set one).
@@ -510,42 +517,6 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 		weakest = min(weakest, pb)
 	}
 	return max(best, weakest)
-}
-
-// penaltyReferences finds, for a question about a penalty whose top results
-// state none, the penalty provisions that refer to the articles those
-// results are (their innermost heading article), for the generator to
-// quote next to the prohibition.
-func penaltyReferences(ctx context.Context, s *retrieve.Searcher, qt analysis.AnswerType, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
-	if qt.Kind != analysis.KindPenalty {
-		return nil
-	}
-	top := results[:min(len(results), opt.K)]
-	seen := map[string]bool{}
-	for _, r := range results {
-		seen[r.ChunkID] = true
-		if qt.Satisfied(analysis.Normalize(r.Text)) && len(seen) <= opt.K {
-			return nil // a penalty is already in the evidence
-		}
-	}
-	var out []retrieve.Result
-	for _, r := range top[:min(len(top), 2)] {
-		arts := analysis.Articles(r.Heading)
-		if len(arts) == 0 {
-			continue
-		}
-		refs, err := s.Referring(ctx, arts[len(arts)-1], qt, "違反 罰金 懲役 処する", opt)
-		if err != nil {
-			continue
-		}
-		for _, x := range refs {
-			if !seen[x.ChunkID] && x.File == r.File {
-				seen[x.ChunkID] = true
-				out = append(out, x)
-			}
-		}
-	}
-	return out
 }
 
 // definitions finds, for a question about what a term means whose

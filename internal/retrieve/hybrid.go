@@ -609,26 +609,3 @@ func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, 
 		results[i].EvidenceScore = round4(s.evidence(terms, idf, qtype, results[i].Text, cos[results[i].ChunkID], w))
 	}
 }
-
-// Referring returns the chunks that refer to an article of legal text
-// (第五十五条) and state what the question's kind of fact asks for — the
-// penalty provision of a prohibition, typically — found by one search for
-// the article and the kind's words. Chunks of legal text point at each
-// other by article number; a question about a prohibition's penalty is
-// answered by the provision that points back at it.
-func (s *Searcher) Referring(ctx context.Context, article string, kind analysis.AnswerType, words string, opt Options) ([]Result, error) {
-	q := article + " " + words
-	opt.K = max(opt.K, 10)
-	rs, _, err := s.Search(ctx, q, opt)
-	if err != nil {
-		return nil, err
-	}
-	var out []Result
-	for _, r := range rs {
-		n := analysis.Normalize(r.Text)
-		if analysis.Refers(n, article) && kind.Satisfied(n) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
