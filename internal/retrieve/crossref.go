@@ -163,13 +163,20 @@ func parsePara(s string) int {
 // 第三項) and 同条 belong to the article named last; references to
 // another law (「刑法第百九十七条」), to a supplementary provision
 // (附則第三条) and relative ones (前条, 前項) are left out.
-func ArticleRefs(text string) []ArticleRef {
+func ArticleRefs(text string) []ArticleRef { return articleRefs(text, true) }
+
+// questionRefs returns the articles a question names. A law's name before
+// the article (「労働安全衛生法第六十六条」) names the law the question is
+// about, so it is kept.
+func questionRefs(q string) []ArticleRef { return articleRefs(q, false) }
+
+func articleRefs(text string, ownLaw bool) []ArticleRef {
 	n := analysis.Normalize(text)
 	var out []ArticleRef
 	var last artNum
 	for _, m := range refRe.FindAllStringSubmatchIndex(n, -1) {
 		before := n[:m[0]]
-		if otherLawRe.MatchString(before) {
+		if ownLaw && otherLawRe.MatchString(before) {
 			last = nil
 			continue
 		}
@@ -390,6 +397,9 @@ func (s *Searcher) CrossReferences(ctx context.Context, query string, results []
 	if k <= 0 {
 		k = 4
 	}
+	if !slices.ContainsFunc(results, func(r Result) bool { _, ok := ownArticle(r.Heading); return ok }) {
+		return results // no legal text
+	}
 	// The top is the K results with the strongest evidence for the
 	// question: an agent's results come in the order of its facet
 	// searches, not of the question.
@@ -397,14 +407,14 @@ func (s *Searcher) CrossReferences(ctx context.Context, query string, results []
 	s.Rescore(ctx, query, top, opt)
 	sort.SliceStable(top, func(i, j int) bool { return top[i].EvidenceScore > top[j].EvidenceScore })
 	top = top[:min(k, len(top))]
-	named := ArticleRefs(query)
+	named := questionRefs(query)
 	var files []string
 	for _, r := range top {
 		if _, ok := ownArticle(r.Heading); ok && !slices.Contains(files, r.File) && len(files) < 2 {
 			files = append(files, r.File)
 		}
 	}
-	var found []chunk.Chunk
+	var found [][]chunk.Chunk
 	for _, file := range files {
 		title := ""
 		for _, r := range top {
@@ -424,8 +434,9 @@ func (s *Searcher) CrossReferences(ctx context.Context, query string, results []
 	return s.placeAfterTop(ctx, query, results, found, opt)
 }
 
-// crossRefsIn finds the cross-references of one law (see CrossReferences).
-func (s *Searcher) crossRefsIn(ctx context.Context, file, title string, named []ArticleRef, top []Result, opt Options) []chunk.Chunk {
+// crossRefsIn finds the cross-references of one law (see CrossReferences),
+// each provision as the chunks to add for it.
+func (s *Searcher) crossRefsIn(ctx context.Context, file, title string, named []ArticleRef, top []Result, opt Options) [][]chunk.Chunk {
 	var targets []ArticleRef
 	if len(named) > 0 {
 		targets = named
@@ -461,35 +472,38 @@ func (s *Searcher) crossRefsIn(ctx context.Context, file, title string, named []
 			forward = append(forward, t)
 		}
 	}
-	var out []chunk.Chunk
-	added := 0
+	var out [][]chunk.Chunk
+	seen := map[string]bool{}
 	for _, t := range forward {
 		for _, p := range provs {
-			if added == MaxCrossReferences {
-				break
-			}
-			if !p.penalty() || (ArticleRef{From: p.art, To: p.art}).Overlaps(t) {
+			if !p.penalty() || (ArticleRef{From: p.art, To: p.art}).Overlaps(t) || seen[p.heading] {
 				continue
 			}
-			if cs := p.referring([]ArticleRef{t}); cs != nil && !containsChunk(out, cs[len(cs)-1]) {
-				out = append(out, cs...)
-				added++
+			if cs := p.referring([]ArticleRef{t}); cs != nil {
+				seen[p.heading] = true
+				out = append(out, cs)
 			}
 		}
 	}
 	for _, p := range reverse {
-		out = append(out, s.referredBy(ctx, file, title, p, MaxCrossReferences-added, opt)...)
+		out = append(out, s.referredBy(ctx, file, title, p, opt)...)
 	}
 	return out
 }
 
 // topArticles returns the articles of one law that the top results are
-// (in evidence order), other than penalty provisions: two at most.
+// (in evidence order), other than penalty provisions: two at most, and
+// none unless the strongest evidence is such an article — when it is a
+// penalty provision, the question found its answer; when it is another
+// document's text, the question is not about this law's obligations.
 func topArticles(file string, top []Result) []ArticleRef {
 	var out []ArticleRef
-	for _, r := range top {
+	for i, r := range top {
 		a, ok := ownArticle(r.Heading)
 		if !ok || r.File != file || underPenaltyHeading(r.Heading) || penaltyStatementRe.MatchString(analysis.Normalize(r.Text)) {
+			if i == 0 {
+				return nil
+			}
 			continue
 		}
 		t := ArticleRef{From: a, To: a}
@@ -503,12 +517,10 @@ func topArticles(file string, top []Result) []ArticleRef {
 	return out
 }
 
-// referredBy returns the first window of up to n articles a penalty
-// provision refers to, in the order it names them.
-func (s *Searcher) referredBy(ctx context.Context, file, title string, p provision, n int, opt Options) []chunk.Chunk {
-	if n <= 0 {
-		return nil
-	}
+// referredBy returns the first window of each single article a penalty
+// provision refers to, in the order it names them (MaxCrossReferences at
+// most).
+func (s *Searcher) referredBy(ctx context.Context, file, title string, p provision, opt Options) [][]chunk.Chunk {
 	var arts []artNum
 	for _, c := range p.chunks {
 		for _, r := range ArticleRefs(bodyOf(c.Text)) {
@@ -517,8 +529,8 @@ func (s *Searcher) referredBy(ctx context.Context, file, title string, p provisi
 			}
 		}
 	}
-	if len(arts) > n {
-		arts = arts[:n]
+	if len(arts) > MaxCrossReferences {
+		arts = arts[:MaxCrossReferences]
 	}
 	if len(arts) == 0 {
 		return nil
@@ -531,11 +543,11 @@ func (s *Searcher) referredBy(ctx context.Context, file, title string, p provisi
 	if err != nil {
 		return nil
 	}
-	var out []chunk.Chunk
+	var out [][]chunk.Chunk
 	for _, a := range arts {
 		for _, q := range provs {
 			if compareArt(q.art, a) == 0 {
-				out = append(out, q.chunks[0])
+				out = append(out, q.chunks[:1])
 				break
 			}
 		}
@@ -579,30 +591,50 @@ func kanjiNum(n int) string {
 	return b.String()
 }
 
-func containsChunk(cs []chunk.Chunk, c chunk.Chunk) bool {
-	return slices.ContainsFunc(cs, func(x chunk.Chunk) bool { return x.ID == c.ID })
-}
-
-// placeAfterTop puts the found chunks right after the top result — those
-// already among the results move there — scored against query as Search
-// scores results.
-func (s *Searcher) placeAfterTop(ctx context.Context, query string, results []Result, found []chunk.Chunk, opt Options) []Result {
-	var add []Result
-	for _, c := range found {
-		if c.ID == results[0].ChunkID {
-			continue
+// placeAfterTop scores the found provisions' chunks against query as
+// Search scores results, keeps the MaxCrossReferences provisions whose
+// best chunk has the strongest evidence (in the order found on a tie) and
+// puts their chunks right after the top result; those already among the
+// results move there.
+func (s *Searcher) placeAfterTop(ctx context.Context, query string, results []Result, found [][]chunk.Chunk, opt Options) []Result {
+	var flat []Result
+	for _, g := range found {
+		for _, c := range g {
+			flat = append(flat, Result{
+				ChunkID: c.ID, File: c.File, Source: c.Source, Page: c.Page,
+				Heading: c.Heading, Text: c.Text, UpdatedAt: c.UpdatedAt,
+				// Ranked with the top result, after it.
+				Score: results[0].Score,
+			})
 		}
-		add = append(add, Result{
-			ChunkID: c.ID, File: c.File, Source: c.Source, Page: c.Page,
-			Heading: c.Heading, Text: c.Text, UpdatedAt: c.UpdatedAt,
-			// Ranked with the top result, after it.
-			Score: results[0].Score,
-		})
+	}
+	s.Rescore(ctx, query, flat, opt)
+	type group struct {
+		rs   []Result
+		best float64
+	}
+	var groups []group
+	i := 0
+	for _, g := range found {
+		gr := group{rs: flat[i : i+len(g)]}
+		i += len(g)
+		for _, r := range gr.rs {
+			gr.best = max(gr.best, r.EvidenceScore)
+		}
+		groups = append(groups, gr)
+	}
+	sort.SliceStable(groups, func(a, b int) bool { return groups[a].best > groups[b].best })
+	var add []Result
+	for _, g := range groups[:min(len(groups), MaxCrossReferences)] {
+		for _, r := range g.rs {
+			if r.ChunkID != results[0].ChunkID && !slices.ContainsFunc(add, func(a Result) bool { return a.ChunkID == r.ChunkID }) {
+				add = append(add, r)
+			}
+		}
 	}
 	if len(add) == 0 {
 		return results
 	}
-	s.Rescore(ctx, query, add, opt)
 	out := make([]Result, 0, len(results)+len(add))
 	out = append(out, results[0])
 	out = append(out, add...)

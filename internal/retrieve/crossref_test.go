@@ -94,34 +94,41 @@ func TestCrossReferences(t *testing.T) {
 	tests := []struct {
 		name  string
 		query string
+		k     int      // results searched (default 1)
 		want  []string // chunk numbers placed right after the top result, in order
 		not   []string // chunk numbers that must not be added
 	}{
 		{"named article and paragraph: the long penalty article's lead and the window that lists it",
 			"テスト安全衛生法で、事業者が第十条第一項の健康診断を行わなかった場合、罰則はどうなっていますか？",
-			[]string{"8", "9"}, []string{"10", "11", "7"}},
+			0, []string{"8", "9"}, []string{"10", "11", "7"}},
+		{"the law's name before the article",
+			"テスト安全衛生法第十条第一項の健康診断を行わなかった場合、罰則は？",
+			0, []string{"8", "9"}, []string{"10", "11", "7"}},
 		{"another paragraph of the same article has its own penalty",
 			"都道府県労働局長が第十条第三項により臨時の健康診断の実施を事業者に指示できる場合、従わない事業者の罰則は？",
-			[]string{"10"}, []string{"8", "9", "11"}},
+			0, []string{"10"}, []string{"8", "9", "11"}},
 		{"第十条の二 is not 第十条",
 			"第十条の二の検査をしなかった場合の罰則は？",
-			nil, []string{"8", "9", "10", "11", "7"}},
+			0, nil, []string{"8", "9", "10", "11", "7"}},
 		{"第百十条 is not 第十条",
 			"第百十条の報告をしなかった場合の罰金は？",
-			[]string{"11"}, []string{"8", "9", "10"}},
+			0, []string{"11"}, []string{"8", "9", "10"}},
 		{"the top result's article, the question naming none",
 			"黄りんマッチを製造し、又は使用すると、どんな罰がありますか？",
-			[]string{"7"}, []string{"8", "9", "10", "11"}},
+			0, []string{"7"}, []string{"8", "9", "10", "11"}},
 		{"reverse: a named penalty article brings the provision it refers to",
 			"第百二十条の罰則は、どのような行為に科されますか？",
-			[]string{"4"}, []string{"8", "9", "10", "11"}},
+			0, []string{"4"}, []string{"8", "9", "10", "11"}},
+		{"the strongest evidence is another document: no law's obligation is asked about",
+			"安全の手引きでは、健康診断を受けない場合の罰則については、何を確認することになっていますか？", 3,
+			nil, []string{"8", "9", "10", "11", "7"}},
 		{"not a penalty question",
 			"第十条第一項の健康診断は誰が行いますか？",
-			nil, []string{"8", "9", "10", "11", "7"}},
+			0, nil, []string{"8", "9", "10", "11", "7"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opt := Options{K: 1, BM25Weight: 0.6}
+			opt := Options{K: max(tt.k, 1), BM25Weight: 0.6}
 			before, _, err := s.Search(ctx, tt.query, opt)
 			if err != nil {
 				t.Fatal(err)
