@@ -90,6 +90,10 @@ var (
 	relativeRe = regexp.MustCompile(`(?:前|次)条$`)
 )
 
+// kanjiDigits are the kanji digits in order of value; each is three bytes
+// of UTF-8.
+const kanjiDigits = "〇一二三四五六七八九"
+
 // parseNum reads a numeral of legal text: kanji (六十六, 百二十, 千二百)
 // or ASCII digits.
 func parseNum(s string) int {
@@ -106,18 +110,25 @@ func parseNum(s string) int {
 		}
 		return n
 	}
-	digit := map[rune]int{'〇': 0, '一': 1, '二': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
-	unit := map[rune]int{'十': 10, '百': 100, '千': 1000}
 	total, cur := 0, -1
 	for _, c := range s {
-		if d, ok := digit[c]; ok {
+		if i := strings.IndexRune(kanjiDigits, c); i >= 0 {
+			d := i / len("〇")
 			if cur < 0 {
 				cur = 0
 			}
 			cur = cur*10 + d // 二〇 reads as 20, as positional kanji does
 			continue
 		}
-		u := unit[c]
+		u := 0
+		switch c {
+		case '十':
+			u = 10
+		case '百':
+			u = 100
+		case '千':
+			u = 1000
+		}
 		if cur < 0 {
 			cur = 1 // 十 alone is ten
 		}
