@@ -108,7 +108,7 @@ const DefaultSlowAnswer = 5 * time.Second
 // Options are an Assistant's settings.
 type Options struct {
 	Search            retrieve.Options // K, BM25 weight, fusion
-	EvidenceThreshold float64          // absolute evidence below this → refusal (default 0.5)
+	EvidenceThreshold float64          // absolute evidence below this → refusal (default guard.DefaultEvidenceThreshold)
 	Warn              func(string)     // audit-log failures, slow answers and other warnings
 	// Retrieve, when set, is used instead of one Searcher.Search call.
 	Retrieve Retriever
@@ -336,7 +336,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) {
+		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) || nearMiss(effective, results, s.Index().Terms) != "" {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"

@@ -383,3 +383,71 @@ func TestNearMissLacksAskedKind(t *testing.T) {
 		})
 	}
 }
+
+// TestNearMissDetails: evidence on the question's topic that lacks what the
+// question pins down is refused — in the plain search and through a
+// Retriever alike —, and the same question is answered when a passage holds
+// it, whatever the evidence score.
+func TestNearMissDetails(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		texts       []string
+		refused     bool
+	}{
+		{"another quarter", "2025年第2四半期（4〜6月）の登録件数は何件ですか？",
+			[]string{"2025 年第 1 四半期（1 月～3 月）の登録件数は 120 件でした。", "登録件数は毎四半期に集計する。"}, true},
+		{"the asked quarter", "2025年第2四半期（4〜6月）の登録件数は何件ですか？",
+			[]string{"2025 年第 2 四半期（4 月～6 月）の登録件数は 98 件でした。", "登録件数は毎四半期に集計する。"}, false},
+		{"an era year is its common-era year", "2023年の登録件数は何件ですか？",
+			[]string{"令和5年の登録件数は 300 件、令和4年は 250 件でした。"}, false},
+		{"no field named", "申請書のどの欄に押印しますか？",
+			[]string{"申請書には代表者が押印する。押印は原本に限る。"}, true},
+		{"the field named", "申請書のどの欄に押印しますか？",
+			[]string{"申請書の「代表者」欄に押印する。押印は原本に限る。"}, false},
+		{"dates of another event", "会員規約はいつ改定されましたか？",
+			[]string{"会員規約は2020年4月1日から施行する。会員は規約を守る。"}, true},
+		{"the event dated", "会員規約はいつ改定されましたか？",
+			[]string{"会員規約は2023年6月1日に改定された。会員は規約を守る。"}, false},
+		{"what the class does is not stated", "部品はどういう順番で梱包する決まりですか？",
+			[]string{"部品は検品のあと出荷する。部品は2種類ある。"}, true},
+		{"what the class does is stated", "部品はどういう順番で梱包する決まりですか？",
+			[]string{"部品は重いものから順に梱包する決まりである。"}, false},
+		{"how a document says it is no event", "手引きではどんな認証制度が紹介されていますか？",
+			[]string{"認証制度には、ISMAP と ISO/IEC 27017 がある。"}, false},
+		{"the quoted label has no count", "評価が「優良」の店舗は何件ですか？",
+			[]string{"店舗は全部で 40 件ある。", "評価は「優良」「良」「可」の3段階で、優良の店舗は表彰する。"}, true},
+		{"the quoted label is counted", "評価が「優良」の店舗は何件ですか？",
+			[]string{"店舗は全部で 40 件ある。", "評価が「優良」の店舗は 12 件だった。"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var chunks []chunk.Chunk
+			for i, text := range tt.texts {
+				chunks = append(chunks, chunk.Chunk{ID: fmt.Sprintf("c%d", i), File: fmt.Sprintf("database/doc/page_%03d.md", i+1), Source: "doc.pdf", Page: i + 1, Text: text})
+			}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := retrieve.New(ix)
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			opt := retrieve.Options{K: 4, BM25Weight: 0.6}
+			strategies := map[string]assistant.Retriever{
+				"plain search": nil,
+				"retriever": func(ctx context.Context, s *retrieve.Searcher, q string, opt retrieve.Options) (assistant.Retrieval, error) {
+					rs, _, err := s.Search(ctx, q, opt)
+					return assistant.Retrieval{Results: rs}, err
+				},
+			}
+			for name, r := range strategies {
+				a := assistant.New(s, gen, nil, assistant.Options{Search: opt, EvidenceThreshold: 0.01, Retrieve: r})
+				rep, err := a.Ask(context.Background(), assistant.Request{Query: tt.query})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Flags.InsufficientEvidence != tt.refused {
+					t.Errorf("%s: refused %v, want %v (answer %q)", name, rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+				}
+			}
+		})
+	}
+}
