@@ -418,6 +418,10 @@ func TestNearMissDetails(t *testing.T) {
 			[]string{"店舗は全部で 40 件ある。", "評価は「優良」「良」「可」の3段階で、優良の店舗は表彰する。"}, true},
 		{"the quoted label is counted", "評価が「優良」の店舗は何件ですか？",
 			[]string{"店舗は全部で 40 件ある。", "評価が「優良」の店舗は 12 件だった。"}, false},
+		{"a guideline without a penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "点検の結果は記録し、保存する。"}, true},
+		{"a guideline that states a penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "指針に従わなかった事業者は、十万円以下の過料に処する。"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var chunks []chunk.Chunk
@@ -449,5 +453,26 @@ func TestNearMissDetails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPenaltyOfLegalText: a penalty question on legal text whose retrieved
+// articles state no penalty is left to the evidence score — the law states
+// it in a penalty article of its own, which retrieval may miss.
+func TestPenaltyOfLegalText(t *testing.T) {
+	chunks := []chunk.Chunk{{ID: "law_0", File: "database/law/act/page_001.md", Source: "law/act.html", Page: 1,
+		Heading: "点検法 > 第二章 点検 > 第十条（定期点検）", Text: "# 第十条（定期点検）\n事業者は、年に一度、設備の点検を行わなければならない。"}}
+	ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+	rep, err := a.Ask(context.Background(), assistant.Request{Query: "設備の点検を行わなかった事業者にはどんな罰則がありますか？"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Flags.InsufficientEvidence {
+		t.Errorf("refused (answer %q): a law's penalty article is left to the evidence score", rep.Answer)
 	}
 }
