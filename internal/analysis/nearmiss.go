@@ -161,7 +161,9 @@ var determinerRe = regexp.MustCompile(`(?:^|[^なほ])(?:どの|どういう|ど
 // locatorRe is a class noun naming a place in a document or on a screen
 // — a field, a form, a document, a table, a button — whose instances are
 // named with it (「付記事項」欄, 第1号様式, 登録取消届出書, 別表第二).
-var locatorRe = regexp.MustCompile(`(?:欄|様式|書式|書類|用紙|帳票|別表|別紙|画面|ボタン|メニュー|タブ|フォーム|フォルダ|ファイル|\p{Han}書)$`)
+// A superclass whose members go by names of their own (書類, ファイル,
+// フォルダ: 住民票, config.yaml) is not one.
+var locatorRe = regexp.MustCompile(`(?:欄|様式|書式|用紙|帳票|別表|別紙|画面|ボタン|メニュー|タブ|フォーム|\p{Han}書)$`)
 
 // LocatorNouns returns the class nouns of the question's determiners that
 // name a place in a document or on a screen: 「どの欄に付記すればよいですか」
@@ -212,17 +214,20 @@ func AskedPredicate(q string) string {
 	return strings.TrimSpace(determinerRe.ReplaceAllString(n[start:end], " "))
 }
 
-// reportingWords are the nouns with which a question asks what a document
-// says rather than what happens (「紹介されていますか」「記載されていますか」
-// 「どう規定していますか」): the document does not use them of itself.
-var reportingWords = map[string]bool{
+// framingWords are the nouns with which a question frames what it asks
+// rather than name what happened: how a document says it (「紹介されて
+// いますか」「記載されていますか」「どう規定していますか」 — the document does
+// not use them of itself) and modality (「公開される予定ですか」「届出が必要
+// ですか」).
+var framingWords = map[string]bool{
 	"記載": true, "記述": true, "紹介": true, "説明": true, "規定": true, "明記": true,
 	"言及": true, "掲載": true, "解説": true,
+	"予定": true, "想定": true, "必要": true, "可能": true,
 }
 
-// IsReportingWord reports whether an analysed term asks what a document
-// says (記載, 紹介, 規定 …) rather than naming what is asked about.
-func IsReportingWord(term string) bool { return reportingWords[term] }
+// IsFramingWord reports whether an analysed term frames a question (記載,
+// 紹介, 予定, 必要 …) rather than naming what it asks about.
+func IsFramingWord(term string) bool { return framingWords[term] }
 
 // QuotedTerms returns the terms a question quotes in 「」, normalised: the
 // label or name it asks about exactly (深刻度が「緊急」のもの). Titles of

@@ -40,6 +40,7 @@ func TestLocatorNouns(t *testing.T) {
 		{"どの様式を使いますか", []string{"様式"}},
 		{"設定はどの画面から変更できますか", []string{"画面"}},
 		{"どの機関が所管していますか", nil},
+		{"どの書類を添付しますか", nil}, // 住民票, 印鑑証明書: members have names of their own
 		{"どういう順番で並べますか", nil},
 		{"申請書などの書類は必要ですか", nil}, // などの is no determiner
 	} {
@@ -83,10 +84,10 @@ func TestQuotedTerms(t *testing.T) {
 	}
 }
 
-func TestIsReportingWord(t *testing.T) {
-	for term, want := range map[string]bool{"記載": true, "紹介": true, "規定": true, "改正": false, "リリース": false} {
-		if got := IsReportingWord(term); got != want {
-			t.Errorf("IsReportingWord(%q) = %v, want %v", term, got, want)
+func TestIsFramingWord(t *testing.T) {
+	for term, want := range map[string]bool{"記載": true, "紹介": true, "規定": true, "予定": true, "改正": false, "リリース": false} {
+		if got := IsFramingWord(term); got != want {
+			t.Errorf("IsFramingWord(%q) = %v, want %v", term, got, want)
 		}
 	}
 }

@@ -262,3 +262,10 @@ func Defines(norm, term string) bool {
 	}
 	return strings.Contains(norm, "「"+term+"」とは") || strings.Contains(norm, "「"+term+"」という") || strings.Contains(norm, "「"+term+"」をいう")
 }
+
+// MentionsPenalty reports whether normalised text speaks of penalties at
+// all — states one, or names them (罰則, 罰金, ペナルティ): 「本指針に罰則は
+// ない」 answers a question about the penalty as well as a fine does.
+func MentionsPenalty(norm string) bool {
+	return penaltyRe.MatchString(norm) || penaltyExprRe.MatchString(norm)
+}

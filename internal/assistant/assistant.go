@@ -630,18 +630,20 @@ func roundW(w float64) float64 { return float64(int64(w*1e4+0.5)) / 1e4 }
 // left to the evidence score: a law states it in a penalty article of its
 // own, which refers back to the act and which retrieval and the penalty
 // cross-references may still miss; a guideline, a policy or a manual that
-// treats the act without a penalty states none.
+// treats the act without a word of penalties has none to tell (one that
+// says 「罰則はない」 answers).
 func lacksAskedKind(q string, results []retrieve.Result) bool {
 	qt := analysis.QuestionType(q)
 	if !qt.Strict() || len(results) == 0 {
 		return false
 	}
 	for _, r := range results {
-		if qt.Satisfied(analysis.Normalize(r.Heading + "\n" + r.Text)) {
+		norm := analysis.Normalize(r.Heading + "\n" + r.Text)
+		if qt.Satisfied(norm) {
 			return false
 		}
-		if qt.Kind == analysis.KindPenalty && len(analysis.Articles(r.Heading)) > 0 {
-			return false // legal text
+		if qt.Kind == analysis.KindPenalty && (len(analysis.Articles(r.Heading)) > 0 || analysis.MentionsPenalty(norm)) {
+			return false // legal text, or a text that speaks of penalties (「罰則はない」)
 		}
 	}
 	return true

@@ -422,6 +422,8 @@ func TestNearMissDetails(t *testing.T) {
 			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "点検の結果は記録し、保存する。"}, true},
 		{"a guideline that states a penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
 			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "指針に従わなかった事業者は、十万円以下の過料に処する。"}, false},
+		{"a guideline that says it has no penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "この指針は法的拘束力を持たず、従わない場合の罰則もない。"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var chunks []chunk.Chunk

@@ -31,8 +31,8 @@ const (
 //   - it asks when something happened, or which member of a class does
 //     something, and no chunk mentions any noun of what it says happened
 //     (「いつ改正されましたか」 with no 改正; 「どういう順番で記載するルール」
-//     with no ルール) — words with which a question asks what a document
-//     says (記載, 紹介) left out;
+//     with no ルール) — words that frame the question (記載, 紹介, 予定)
+//     left out;
 //   - it asks for a number or a date of a term it quotes (「緊急」のものは
 //     何件), and no chunk holds both the term and such an expression.
 //
@@ -96,7 +96,7 @@ func noLocator(q string, evidence []string) bool {
 // happened (analysis.AskedPredicate) are all missing from the evidence.
 // Verbs and adjectives are left out — people paraphrase a document's
 // predicates far more than its nouns —, and so are the words with which a
-// question asks what a document says.
+// question frames what it asks (記載, 紹介, 予定; analysis.IsFramingWord).
 func predicateAbsent(q string, evidence []string, terms func(string) []string) bool {
 	p := analysis.AskedPredicate(q)
 	if p == "" || terms == nil {
@@ -104,7 +104,7 @@ func predicateAbsent(q string, evidence []string, terms func(string) []string) b
 	}
 	var nouns []string
 	for _, t := range terms(p) {
-		if strings.HasPrefix(t, analysis.NGramPrefix) || analysis.IsRequestWord(t) || analysis.IsReportingWord(t) || hasHiragana(t) {
+		if strings.HasPrefix(t, analysis.NGramPrefix) || analysis.IsRequestWord(t) || analysis.IsFramingWord(t) || hasHiragana(t) {
 			continue
 		}
 		nouns = append(nouns, t)
