@@ -91,3 +91,16 @@ func TestIsFramingWord(t *testing.T) {
 		}
 	}
 }
+
+func TestMentionsPenalty(t *testing.T) {
+	for text, want := range map[string]bool{
+		"この指針に従わない場合の罰則はない。":   true,
+		"違反した者は、十万円以下の過料に処する。": true,
+		"ペナルティは設けていない。":        true,
+		"事業者は年に一度点検を行う。":       false,
+	} {
+		if got := MentionsPenalty(Normalize(text)); got != want {
+			t.Errorf("MentionsPenalty(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
