@@ -32,6 +32,11 @@ type AnswerType struct {
 	// どんな …) rather than for a yes or no: 「罰則はありますか」 is answered
 	// by 「ない」 as well as by a penalty.
 	asked bool
+	// relative is set when the question asks for a day counted from
+	// another (何日前まで, 何日以後の日): 「15日以後の日」 answers it, while a
+	// question asking how long something takes (何日くらい, 何日間) is not
+	// answered by such a day.
+	relative bool
 }
 
 // Strict reports whether evidence without an expression of this type
@@ -79,8 +84,16 @@ func QuestionType(q string) AnswerType {
 	n := Normalize(q)
 	t := questionType(n)
 	t.asked = t.Kind != KindNone && interrogativeRe.MatchString(n)
+	t.relative = relativeAskRe.MatchString(n)
 	return t
 }
+
+// relativeAskRe finds a question for a day counted from another.
+var relativeAskRe = regexp.MustCompile(`何日\s*(?:以後|以降|後|前|を経過)`)
+
+// relativeDayRe follows the 日 of a day counted from another: 「提出日から
+// 15日以後の日」「十四日前の日」.
+var relativeDayRe = regexp.MustCompile(`^日\s*(?:以後|以降|後|前|を経過した|を経過する)\s*の\s*日`)
 
 func questionType(n string) AnswerType {
 	if m := counterRe.FindStringSubmatch(n); m != nil {
@@ -167,7 +180,8 @@ func (t AnswerType) quantityIn(norm string) bool {
 	for _, loc := range numeralRe.FindAllStringIndex(norm, -1) {
 		rest := strings.TrimLeft(norm[loc[1]:], " ")
 		for _, c := range t.Counters {
-			if strings.HasPrefix(rest, c) && !isDatePart(norm[:loc[0]], norm[loc[0]:loc[1]], c) {
+			if strings.HasPrefix(rest, c) && !isDatePart(norm[:loc[0]], norm[loc[0]:loc[1]], c) &&
+				(t.relative || !relativeDayRe.MatchString(rest)) {
 				return true
 			}
 		}
