@@ -197,7 +197,7 @@ var whenRe = regexp.MustCompile(`いつ(?:から|まで(?:に)?|ごろ|頃)?`)
 // questions. A passage can only date an event it mentions, and only name
 // the member of a class that does what the question says.
 func AskedPredicate(q string) string {
-	n := Compact(q)
+	n := notWhenRe.ReplaceAllString(Compact(q), "")
 	start := -1
 	if loc := whenRe.FindStringIndex(n); loc != nil {
 		start = loc[1]

@@ -62,6 +62,8 @@ func TestAskedPredicate(t *testing.T) {
 		{"いつまでにどの届出書を提出すればよいですか", "を提出すればよいですか"},
 		{"保存期間は何日ですか", ""},
 		{"会議などの場で決めますか", ""},
+		{"いつでも解約できますか", ""},
+		{"いつも利用している画面はどれですか", ""},
 	} {
 		if got := AskedPredicate(tt.q); got != tt.want {
 			t.Errorf("AskedPredicate(%q) = %q, want %q", tt.q, got, tt.want)

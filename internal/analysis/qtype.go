@@ -81,12 +81,16 @@ var (
 // matches wins, in this order: quantity (with its counter), date, penalty,
 // who, definition, condition, procedure.
 func QuestionType(q string) AnswerType {
-	n := Normalize(q)
+	n := notWhenRe.ReplaceAllString(Normalize(q), "")
 	t := questionType(n)
 	t.asked = t.Kind != KindNone && interrogativeRe.MatchString(n)
 	t.relative = relativeAskRe.MatchString(n)
 	return t
 }
+
+// notWhenRe finds the adverbs built on いつ that ask for no date: いつも
+// (always), いつでも (at any time), いつの間にか.
+var notWhenRe = regexp.MustCompile(`いつ(?:でも|も|の間にか|の間に)`)
 
 // relativeAskRe finds a question for a day counted from another.
 var relativeAskRe = regexp.MustCompile(`何日\s*(?:以後|以降|後|前|を経過)`)

@@ -29,6 +29,8 @@ func TestQuestionType(t *testing.T) {
 		{"同意なしに提供できるのはどんな場合ですか", KindCondition, "", false},
 		{"アカウントロックアウトの解除手順は？", KindProcedure, "", false},
 		{"本人確認は必要ですか", KindNone, "", false},
+		{"いつでも解約できますか", KindNone, "", false}, // いつでも asks for no date
+		{"いつもの手順で復旧できますか", KindProcedure, "", false},
 	}
 	for _, tt := range tests {
 		got := QuestionType(tt.q)
