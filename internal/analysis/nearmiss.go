@@ -106,6 +106,27 @@ func CalendarRefs(text string) []CalendarRef {
 	return out
 }
 
+// Spellings returns the ways a document writes r, to search for it: 2024
+// as 2024年 and 令和6年, the third quarter as 第3四半期, September as 9月.
+func (r CalendarRef) Spellings() []string {
+	switch r.Unit {
+	case UnitYear:
+		out := []string{strconv.Itoa(r.N) + "年"}
+		for _, era := range []string{"令和", "平成", "昭和"} {
+			if y := r.N - eraBase[era]; y >= 1 && (era != "平成" || r.N <= 2019) && (era != "昭和" || r.N <= 1989) {
+				out = append(out, era+strconv.Itoa(y)+"年")
+				break
+			}
+		}
+		return out
+	case UnitQuarter:
+		return []string{"第" + strconv.Itoa(r.N) + "四半期"}
+	case UnitMonth:
+		return []string{strconv.Itoa(r.N) + "月"}
+	}
+	return nil
+}
+
 // Compact is Normalize with all white space removed: text extracted from
 // PDF pages puts spaces between numbers and counters (「2024 年 4 月」) and
 // inside words at line ends.

@@ -30,6 +30,28 @@ func TestCalendarRefs(t *testing.T) {
 	}
 }
 
+func TestCalendarRefSpellings(t *testing.T) {
+	for _, tt := range []struct {
+		r    CalendarRef
+		want []string
+	}{
+		{CalendarRef{UnitYear, 2024}, []string{"2024年", "令和6年"}},
+		{CalendarRef{UnitYear, 2001}, []string{"2001年", "平成13年"}},
+		{CalendarRef{UnitYear, 1960}, []string{"1960年", "昭和35年"}},
+		{CalendarRef{UnitQuarter, 3}, []string{"第3四半期"}},
+		{CalendarRef{UnitMonth, 9}, []string{"9月"}},
+	} {
+		if got := tt.r.Spellings(); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%v.Spellings() = %q, want %q", tt.r, got, tt.want)
+		}
+		for _, sp := range tt.r.Spellings() {
+			if got := CalendarRefs(sp); !reflect.DeepEqual(got, []CalendarRef{tt.r}) {
+				t.Errorf("CalendarRefs(%q) = %v, want %v", sp, got, tt.r)
+			}
+		}
+	}
+}
+
 func TestLocatorNouns(t *testing.T) {
 	for _, tt := range []struct {
 		q    string

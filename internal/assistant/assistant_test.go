@@ -478,3 +478,39 @@ func TestPenaltyOfLegalText(t *testing.T) {
 		t.Errorf("refused (answer %q): a law's penalty article is left to the evidence score", rep.Answer)
 	}
 }
+
+// TestPeriodNamedElsewhere: a question naming a year its evidence does not
+// name is refused only when the evidence's documents name it nowhere — a
+// report whose year stands on its cover alone is still the one asked about.
+func TestPeriodNamedElsewhere(t *testing.T) {
+	for _, tt := range []struct {
+		name, cover string
+		refused     bool
+	}{
+		{"the year on the cover", "年次報告 2025年版 表紙", false},
+		{"another year on the cover", "年次報告 2024年版 表紙", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := []chunk.Chunk{
+				{ID: "cover", File: "database/report/page_001.md", Source: "report.pdf", Page: 1, Text: tt.cover},
+				{ID: "body", File: "database/report/page_005.md", Source: "report.pdf", Page: 5, Text: "本年の脆弱性の登録件数は 98 件で、2023年の 120 件から減った。"},
+			}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 1, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "2025年の脆弱性の登録件数は何件ですか？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.SearchResults) != 1 || rep.SearchResults[0].ChunkID != "body" {
+				t.Fatalf("results %+v: want the body page alone", rep.SearchResults)
+			}
+			if rep.Flags.InsufficientEvidence != tt.refused {
+				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+		})
+	}
+}

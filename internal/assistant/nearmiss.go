@@ -1,6 +1,8 @@
 package assistant
 
 import (
+	"context"
+	"slices"
 	"strings"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -24,8 +26,9 @@ const (
 //
 //   - the question names a year, quarter or month (第3四半期, 7〜9月,
 //     2023年 — era years compared in the common era) that no chunk names,
-//     while the chunks name others of that unit: they are about another
-//     period (the second quarter's report for a question on the third);
+//     while the chunks name others of that unit, and that their documents
+//     name nowhere: they are about another period (the second quarter's
+//     report for a question on the third);
 //   - it asks which field, form or document (どの欄, どの様式, どの届出書)
 //     and no chunk names one of that class;
 //   - it asks when something happened, or which member of a class does
@@ -36,9 +39,9 @@ const (
 //   - it asks for a number or a date of a term it quotes (「緊急」のものは
 //     何件), and no chunk holds both the term and such an expression.
 //
-// terms analyses text as the index does.
-func nearMiss(q string, results []retrieve.Result, terms func(string) []string) string {
-	if len(results) == 0 {
+// s is the searcher the results came from.
+func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result) string {
+	if len(results) == 0 || s == nil {
 		return ""
 	}
 	evidence := make([]string, len(results))
@@ -46,11 +49,11 @@ func nearMiss(q string, results []retrieve.Result, terms func(string) []string) 
 		evidence[i] = analysis.Compact(r.Heading + "\n" + r.Text)
 	}
 	switch {
-	case otherPeriod(q, evidence):
+	case otherPeriod(ctx, s, q, results, evidence):
 		return missOtherPeriod
 	case noLocator(q, evidence):
 		return missLocator
-	case predicateAbsent(q, evidence, terms):
+	case predicateAbsent(q, evidence, s.Index().Terms):
 		return missPredicate
 	case quotedApart(q, results):
 		return missQuoted
@@ -59,8 +62,11 @@ func nearMiss(q string, results []retrieve.Result, terms func(string) []string) 
 }
 
 // otherPeriod reports whether the question names a year, quarter or month
-// that no evidence names while the evidence names others of that unit.
-func otherPeriod(q string, evidence []string) bool {
+// that no evidence names while the evidence names others of that unit, and
+// that the documents the evidence comes from do not name anywhere either:
+// a period a document names only on its cover (「2023年版」) still makes the
+// question one about that document.
+func otherPeriod(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, evidence []string) bool {
 	asked := analysis.CalendarRefs(q)
 	if len(asked) == 0 {
 		return false
@@ -73,8 +79,40 @@ func otherPeriod(q string, evidence []string) bool {
 			units[r.Unit] = true
 		}
 	}
+	var missing []analysis.CalendarRef
 	for _, r := range asked {
 		if !has[r] && units[r.Unit] {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return false
+	}
+	var sources []string
+	for _, r := range results {
+		if r.Source != "" && !slices.Contains(sources, r.Source) {
+			sources = append(sources, r.Source)
+		}
+	}
+	for _, r := range missing {
+		if len(sources) == 0 || namedIn(ctx, s, r, sources) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// namedIn reports whether a chunk of the given sources names r, found by a
+// lexical search for its spellings within them. A failed search counts as
+// named: the question is not refused on a guess.
+func namedIn(ctx context.Context, s *retrieve.Searcher, r analysis.CalendarRef, sources []string) bool {
+	found, _, err := s.Search(ctx, strings.Join(r.Spellings(), " "), retrieve.Options{K: 20, Mode: "bm25", Scope: sources, NoEvidence: true})
+	if err != nil {
+		return true
+	}
+	for _, f := range found {
+		if slices.Contains(analysis.CalendarRefs(f.Heading+"\n"+f.Text), r) {
 			return true
 		}
 	}
