@@ -32,6 +32,11 @@ type AnswerType struct {
 	// どんな …) rather than for a yes or no: 「罰則はありますか」 is answered
 	// by 「ない」 as well as by a penalty.
 	asked bool
+	// relative is set when the question asks for a day counted from
+	// another (何日前まで, 何日以後の日): 「15日以後の日」 answers it, while a
+	// question asking how long something takes (何日くらい, 何日間) is not
+	// answered by such a day.
+	relative bool
 }
 
 // Strict reports whether evidence without an expression of this type
@@ -76,11 +81,23 @@ var (
 // matches wins, in this order: quantity (with its counter), date, penalty,
 // who, definition, condition, procedure.
 func QuestionType(q string) AnswerType {
-	n := Normalize(q)
+	n := notWhenRe.ReplaceAllString(Normalize(q), "")
 	t := questionType(n)
 	t.asked = t.Kind != KindNone && interrogativeRe.MatchString(n)
+	t.relative = relativeAskRe.MatchString(n)
 	return t
 }
+
+// notWhenRe finds the adverbs built on いつ that ask for no date: いつも
+// (always), いつでも (at any time), いつの間にか.
+var notWhenRe = regexp.MustCompile(`いつ(?:でも|も|の間にか|の間に)`)
+
+// relativeAskRe finds a question for a day counted from another.
+var relativeAskRe = regexp.MustCompile(`何日\s*(?:以後|以降|後|前|を経過)`)
+
+// relativeDayRe follows the 日 of a day counted from another: 「提出日から
+// 15日以後の日」「十四日前の日」.
+var relativeDayRe = regexp.MustCompile(`^日\s*(?:以後|以降|後|前|を経過した|を経過する)\s*の\s*日`)
 
 func questionType(n string) AnswerType {
 	if m := counterRe.FindStringSubmatch(n); m != nil {
@@ -167,7 +184,8 @@ func (t AnswerType) quantityIn(norm string) bool {
 	for _, loc := range numeralRe.FindAllStringIndex(norm, -1) {
 		rest := strings.TrimLeft(norm[loc[1]:], " ")
 		for _, c := range t.Counters {
-			if strings.HasPrefix(rest, c) && !isDatePart(norm[:loc[0]], norm[loc[0]:loc[1]], c) {
+			if strings.HasPrefix(rest, c) && !isDatePart(norm[:loc[0]], norm[loc[0]:loc[1]], c) &&
+				(t.relative || !relativeDayRe.MatchString(rest)) {
 				return true
 			}
 		}
@@ -261,4 +279,11 @@ func Defines(norm, term string) bool {
 		return true
 	}
 	return strings.Contains(norm, "「"+term+"」とは") || strings.Contains(norm, "「"+term+"」という") || strings.Contains(norm, "「"+term+"」をいう")
+}
+
+// MentionsPenalty reports whether normalised text speaks of penalties at
+// all — states one, or names them (罰則, 罰金, ペナルティ): 「本指針に罰則は
+// ない」 answers a question about the penalty as well as a fine does.
+func MentionsPenalty(norm string) bool {
+	return penaltyRe.MatchString(norm) || penaltyExprRe.MatchString(norm)
 }

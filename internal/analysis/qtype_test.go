@@ -29,6 +29,8 @@ func TestQuestionType(t *testing.T) {
 		{"同意なしに提供できるのはどんな場合ですか", KindCondition, "", false},
 		{"アカウントロックアウトの解除手順は？", KindProcedure, "", false},
 		{"本人確認は必要ですか", KindNone, "", false},
+		{"いつでも解約できますか", KindNone, "", false}, // いつでも asks for no date
+		{"いつもの手順で復旧できますか", KindProcedure, "", false},
 	}
 	for _, tt := range tests {
 		got := QuestionType(tt.q)
@@ -49,6 +51,9 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		{"何日と定められていますか", "標準的な期間を定めるよう努める", false},
 		{"通常何日くらいかかりますか", "令和５年１０月１日から登録を受ける", false}, // a date, not days
 		{"何日以内ですか", "公示の日から三十日以上でなければならない", true},
+		{"通常何日くらいかかりますか", "提出日から 15 日以後の日を登録希望日とする", false}, // a day counted from another is a day, not a length of time
+		{"提出日から何日以後の日を書きますか", "提出日から 15 日以後の日を登録希望日とする", true},
+		{"何日前までに届け出ますか", "工事開始の日の十四日前までに届け出る", true},
 		{"何年保存しますか", "2024 年に登録した", false},
 		{"何年保存しますか", "記録を 3 年間保存する", true},
 		{"何人以上ですか", "常時五十人以上の労働者", true},

@@ -108,7 +108,7 @@ const DefaultSlowAnswer = 5 * time.Second
 // Options are an Assistant's settings.
 type Options struct {
 	Search            retrieve.Options // K, BM25 weight, fusion
-	EvidenceThreshold float64          // absolute evidence below this → refusal (default 0.5)
+	EvidenceThreshold float64          // absolute evidence below this → refusal (default guard.DefaultEvidenceThreshold)
 	Warn              func(string)     // audit-log failures, slow answers and other warnings
 	// Retrieve, when set, is used instead of one Searcher.Search call.
 	Retrieve Retriever
@@ -343,7 +343,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) {
+		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) || nearMiss(ctx, s, effective, results) != "" {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"
@@ -594,19 +594,27 @@ func roundSec(d time.Duration) float64 { return float64(d.Microseconds()/1000) /
 func roundW(w float64) float64 { return float64(int64(w*1e4+0.5)) / 1e4 }
 
 // lacksAskedKind reports whether a question that asks for a number with a
-// counter or for a date (何日・何件・何歳・いつまで) has evidence — every
-// retrieved chunk, follow-ups included — without a single expression of
-// that kind: the passages share its topic, but the asked detail is not in
-// them (the near miss). Penalties are left to the evidence score: the
-// provision that states one is often a separate article retrieval misses.
+// counter, for a date or for a penalty (何日・何件・何歳・いつまで・どんな罰則)
+// has evidence — every retrieved chunk, follow-ups included — without a
+// single expression of that kind: the passages share its topic, but the
+// asked detail is not in them (the near miss). A penalty of legal text is
+// left to the evidence score: a law states it in a penalty article of its
+// own, which refers back to the act and which retrieval and the penalty
+// cross-references may still miss; a guideline, a policy or a manual that
+// treats the act without a word of penalties has none to tell (one that
+// says 「罰則はない」 answers).
 func lacksAskedKind(q string, results []retrieve.Result) bool {
 	qt := analysis.QuestionType(q)
-	if !qt.Strict() || qt.Kind == analysis.KindPenalty || len(results) == 0 {
+	if !qt.Strict() || len(results) == 0 {
 		return false
 	}
 	for _, r := range results {
-		if qt.Satisfied(analysis.Normalize(r.Heading + "\n" + r.Text)) {
+		norm := analysis.Normalize(r.Heading + "\n" + r.Text)
+		if qt.Satisfied(norm) {
 			return false
+		}
+		if qt.Kind == analysis.KindPenalty && (len(analysis.Articles(r.Heading)) > 0 || analysis.MentionsPenalty(norm)) {
+			return false // legal text, or a text that speaks of penalties (「罰則はない」)
 		}
 	}
 	return true

@@ -383,3 +383,134 @@ func TestNearMissLacksAskedKind(t *testing.T) {
 		})
 	}
 }
+
+// TestNearMissDetails: evidence on the question's topic that lacks what the
+// question pins down is refused — in the plain search and through a
+// Retriever alike —, and the same question is answered when a passage holds
+// it, whatever the evidence score.
+func TestNearMissDetails(t *testing.T) {
+	for _, tt := range []struct {
+		name, query string
+		texts       []string
+		refused     bool
+	}{
+		{"another quarter", "2025年第2四半期（4〜6月）の登録件数は何件ですか？",
+			[]string{"2025 年第 1 四半期（1 月～3 月）の登録件数は 120 件でした。", "登録件数は毎四半期に集計する。"}, true},
+		{"the asked quarter", "2025年第2四半期（4〜6月）の登録件数は何件ですか？",
+			[]string{"2025 年第 2 四半期（4 月～6 月）の登録件数は 98 件でした。", "登録件数は毎四半期に集計する。"}, false},
+		{"an era year is its common-era year", "2023年の登録件数は何件ですか？",
+			[]string{"令和5年の登録件数は 300 件、令和4年は 250 件でした。"}, false},
+		{"no field named", "申請書のどの欄に押印しますか？",
+			[]string{"申請書には代表者が押印する。押印は原本に限る。"}, true},
+		{"the field named", "申請書のどの欄に押印しますか？",
+			[]string{"申請書の「代表者」欄に押印する。押印は原本に限る。"}, false},
+		{"dates of another event", "会員規約はいつ改定されましたか？",
+			[]string{"会員規約は2020年4月1日から施行する。会員は規約を守る。"}, true},
+		{"the event dated", "会員規約はいつ改定されましたか？",
+			[]string{"会員規約は2023年6月1日に改定された。会員は規約を守る。"}, false},
+		{"what the class does is not stated", "部品はどういう順番で梱包する決まりですか？",
+			[]string{"部品は検品のあと出荷する。部品は2種類ある。"}, true},
+		{"what the class does is stated", "部品はどういう順番で梱包する決まりですか？",
+			[]string{"部品は重いものから順に梱包する決まりである。"}, false},
+		{"how a document says it is no event", "手引きではどんな認証制度が紹介されていますか？",
+			[]string{"認証制度には、ISMAP と ISO/IEC 27017 がある。"}, false},
+		{"the quoted label has no count", "評価が「優良」の店舗は何件ですか？",
+			[]string{"店舗は全部で 40 件ある。", "評価は「優良」「良」「可」の3段階で、優良の店舗は表彰する。"}, true},
+		{"the quoted label is counted", "評価が「優良」の店舗は何件ですか？",
+			[]string{"店舗は全部で 40 件ある。", "評価が「優良」の店舗は 12 件だった。"}, false},
+		{"a guideline without a penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "点検の結果は記録し、保存する。"}, true},
+		{"a guideline that states a penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "指針に従わなかった事業者は、十万円以下の過料に処する。"}, false},
+		{"a guideline that says it has no penalty", "この指針に従わなかった事業者にはどんな罰則がありますか？",
+			[]string{"事業者は、この指針に従い、年に一度点検を行うものとする。", "この指針は法的拘束力を持たず、従わない場合の罰則もない。"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var chunks []chunk.Chunk
+			for i, text := range tt.texts {
+				chunks = append(chunks, chunk.Chunk{ID: fmt.Sprintf("c%d", i), File: fmt.Sprintf("database/doc/page_%03d.md", i+1), Source: "doc.pdf", Page: i + 1, Text: text})
+			}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := retrieve.New(ix)
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			opt := retrieve.Options{K: 4, BM25Weight: 0.6}
+			strategies := map[string]assistant.Retriever{
+				"plain search": nil,
+				"retriever": func(ctx context.Context, s *retrieve.Searcher, q string, opt retrieve.Options) (assistant.Retrieval, error) {
+					rs, _, err := s.Search(ctx, q, opt)
+					return assistant.Retrieval{Results: rs}, err
+				},
+			}
+			for name, r := range strategies {
+				a := assistant.New(s, gen, nil, assistant.Options{Search: opt, EvidenceThreshold: 0.01, Retrieve: r})
+				rep, err := a.Ask(context.Background(), assistant.Request{Query: tt.query})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Flags.InsufficientEvidence != tt.refused {
+					t.Errorf("%s: refused %v, want %v (answer %q)", name, rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+				}
+			}
+		})
+	}
+}
+
+// TestPenaltyOfLegalText: a penalty question on legal text whose retrieved
+// articles state no penalty is left to the evidence score — the law states
+// it in a penalty article of its own, which retrieval may miss.
+func TestPenaltyOfLegalText(t *testing.T) {
+	chunks := []chunk.Chunk{{ID: "law_0", File: "database/law/act/page_001.md", Source: "law/act.html", Page: 1,
+		Heading: "点検法 > 第二章 点検 > 第十条（定期点検）", Text: "# 第十条（定期点検）\n事業者は、年に一度、設備の点検を行わなければならない。"}}
+	ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+	rep, err := a.Ask(context.Background(), assistant.Request{Query: "設備の点検を行わなかった事業者にはどんな罰則がありますか？"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Flags.InsufficientEvidence {
+		t.Errorf("refused (answer %q): a law's penalty article is left to the evidence score", rep.Answer)
+	}
+}
+
+// TestPeriodNamedElsewhere: a question naming a year its evidence does not
+// name is refused only when the evidence's documents name it nowhere — a
+// report whose year stands on its cover alone is still the one asked about.
+func TestPeriodNamedElsewhere(t *testing.T) {
+	for _, tt := range []struct {
+		name, cover string
+		refused     bool
+	}{
+		{"the year on the cover", "年次報告 2025年版 表紙", false},
+		{"another year on the cover", "年次報告 2024年版 表紙", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			chunks := []chunk.Chunk{
+				{ID: "cover", File: "database/report/page_001.md", Source: "report.pdf", Page: 1, Text: tt.cover},
+				{ID: "body", File: "database/report/page_005.md", Source: "report.pdf", Page: 5, Text: "本年の脆弱性の登録件数は 98 件で、2023年の 120 件から減った。"},
+			}
+			ix, err := index.FromChunks(context.Background(), chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+			a := assistant.New(retrieve.New(ix), gen, nil, assistant.Options{Search: retrieve.Options{K: 1, BM25Weight: 0.6}, EvidenceThreshold: 0.01})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "2025年の脆弱性の登録件数は何件ですか？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.SearchResults) != 1 || rep.SearchResults[0].ChunkID != "body" {
+				t.Fatalf("results %+v: want the body page alone", rep.SearchResults)
+			}
+			if rep.Flags.InsufficientEvidence != tt.refused {
+				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+		})
+	}
+}
