@@ -139,6 +139,8 @@ func printRefusal(w io.Writer, rep bench.RefusalReport) {
 		}
 		fmt.Fprintf(w, "\nholdout %s (%.1f documents hidden per question): at %.2f answered %.1f %%, refused %.1f %% — %s the ≥ 95 %% / ≥ 80 %% target\n",
 			p.Holdout, p.Hidden, p.At.Threshold, 100*p.At.AnsweredPresent, 100*p.At.RefusedAbsent, verdict)
+		fmt.Fprintf(w, "  by the evidence score alone: answered %.1f %%, refused %.1f %%; the sweep below applies the whole gate\n",
+			100*p.ScoreOnly.AnsweredPresent, 100*p.ScoreOnly.RefusedAbsent)
 		fmt.Fprintf(w, "%9s %9s %9s %22s\n", "threshold", "answered", "refused", "refused_or_correct")
 		for _, s := range p.Sweep {
 			fmt.Fprintf(w, "%9.3f %8.1f%% %8.1f%% %21.1f%%\n", s.Threshold, 100*s.AnsweredPresent, 100*s.RefusedAbsent, 100*s.SafeAbsent)

@@ -343,7 +343,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || lacksAskedKind(effective, results) || nearMiss(ctx, s, effective, results) != "" {
+		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || Refuses(ctx, s, effective, results) != "" {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"

@@ -15,7 +15,21 @@ const (
 	missLocator     = "no such field"    // どの欄: no passage names a 欄
 	missPredicate   = "event not stated" // いつ改正: no passage mentions 改正
 	missQuoted      = "quoted term apart"
+	missKind        = "asked kind absent" // 何件: no passage holds a count
 )
+
+// Refuses reports why the evidence gate refuses a question whose evidence
+// score passed — the asked kind of fact is in no retrieved chunk, or the
+// question is a near miss (see nearMiss) — or "" when it does not. It is
+// the gate the assistant applies after the score on every path, exported
+// so that benchmarks measure refusals the way `ask` makes them. s is the
+// searcher the results came from.
+func Refuses(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result) string {
+	if lacksAskedKind(q, results) {
+		return missKind
+	}
+	return nearMiss(ctx, s, q, results)
+}
 
 // nearMiss reports why evidence that shares a question's topic still does
 // not hold what the question asks — the near miss, which the evidence score

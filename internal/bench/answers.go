@@ -9,6 +9,7 @@ import (
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/stats"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -126,9 +127,16 @@ const (
 type RefusalProtocol struct {
 	Holdout string `json:"holdout"`
 	// Hidden is the mean number of corpus documents hidden per question.
-	Hidden float64        `json:"mean_hidden_documents"`
-	At     RefusalPoint   `json:"at_threshold"`
-	Sweep  []RefusalPoint `json:"sweep"`
+	Hidden float64 `json:"mean_hidden_documents"`
+	// At is the behaviour at the threshold under test with the whole
+	// evidence gate `ask` applies: the score, then the asked kind and the
+	// near-miss checks (assistant.Refuses).
+	At RefusalPoint `json:"at_threshold"`
+	// ScoreOnly is the same point with the evidence score alone — the
+	// figure earlier sessions reported.
+	ScoreOnly RefusalPoint `json:"at_threshold_score_only"`
+	// Sweep moves the threshold with the whole gate.
+	Sweep []RefusalPoint `json:"sweep"`
 	// Best is the threshold that maximises the smaller of the answered and
 	// refused rates.
 	Best RefusalPoint `json:"best"`
@@ -152,7 +160,8 @@ type RefusalReport struct {
 // with everything in the index, and again under each holdout protocol
 // (HoldoutParagraph: leave-one-paragraph-out; HoldoutArticle: the
 // question's whole article held out), hiding the held-out documents from
-// both legs. Then it sweeps the threshold.
+// both legs, and asks the rest of the assistant's gate (assistant.Refuses)
+// whether it refuses that evidence anyway. Then it sweeps the threshold.
 func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueries int) (RefusalReport, error) {
 	ds, ix, _, err := LoadIndexed(ctx, dir)
 	if err != nil {
@@ -180,7 +189,9 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 	}
 	protocols := []string{HoldoutParagraph, HoldoutArticle}
 	present := make([]float64, 0, len(qs))
+	presentGate := make([]bool, 0, len(qs))
 	absent := make([][]float64, len(protocols))
+	absentGate := make([][]bool, len(protocols))
 	stillCorrect := make([][]bool, len(protocols))
 	hiddenDocs := make([]int, len(protocols))
 	for _, q := range qs {
@@ -199,11 +210,12 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			}
 			return b, res, err
 		}
-		p, _, err := best(nil)
+		p, res, err := best(nil)
 		if err != nil {
 			return RefusalReport{}, err
 		}
 		present = append(present, p)
+		presentGate = append(presentGate, assistant.Refuses(ctx, s, q.Text, res) != "")
 		for pi, proto := range protocols {
 			hidden := map[int]bool{}
 			for doc, rel := range ds.Qrels[q.ID] {
@@ -229,6 +241,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 				return RefusalReport{}, err
 			}
 			absent[pi] = append(absent[pi], a)
+			absentGate[pi] = append(absentGate[pi], assistant.Refuses(ctx, s, q.Text, res) != "")
 			ok := false
 			if ans, err := gen.Generate(ctx, q.Text, res); err == nil {
 				ok = containsGold(ans.Text, q.Answers)
@@ -238,15 +251,15 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 	}
 	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, Machine: ThisMachine()}
 	for pi, proto := range protocols {
-		point := func(t float64) RefusalPoint {
+		point := func(t float64, whole bool) RefusalPoint {
 			ans, ref, safe := 0, 0, 0
-			for _, p := range present {
-				if p >= t {
+			for i, p := range present {
+				if p >= t && !(whole && presentGate[i]) {
 					ans++
 				}
 			}
 			for i, a := range absent[pi] {
-				if a < t {
+				if a < t || (whole && absentGate[pi][i]) {
 					ref++
 					safe++
 				} else if stillCorrect[pi][i] {
@@ -256,11 +269,11 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			n := float64(max(1, len(present)))
 			return RefusalPoint{Threshold: round(t), AnsweredPresent: round(float64(ans) / n), RefusedAbsent: round(float64(ref) / n), SafeAbsent: round(float64(safe) / n)}
 		}
-		pr := RefusalProtocol{Holdout: proto, At: point(threshold)}
+		pr := RefusalProtocol{Holdout: proto, At: point(threshold, true), ScoreOnly: point(threshold, false)}
 		pr.Hidden = round(float64(hiddenDocs[pi]) / float64(max(1, len(present))))
 		pr.Meets = pr.At.AnsweredPresent >= 0.95 && pr.At.RefusedAbsent >= 0.80
 		for t := 0.20; t <= 0.901; t += 0.025 {
-			p := point(t)
+			p := point(t, true)
 			pr.Sweep = append(pr.Sweep, p)
 			if min(p.AnsweredPresent, p.RefusedAbsent) > min(pr.Best.AnsweredPresent, pr.Best.RefusedAbsent) {
 				pr.Best = p

@@ -66,6 +66,12 @@ func TestRefusalProtocols(t *testing.T) {
 	if len(para.Sweep) == 0 || para.Sweep[0].Threshold != 0.2 {
 		t.Errorf("sweep %+v", para.Sweep)
 	}
+	// The whole gate only adds refusals to the score's.
+	for _, p := range rep.Protocols {
+		if p.At.AnsweredPresent > p.ScoreOnly.AnsweredPresent || p.At.RefusedAbsent < p.ScoreOnly.RefusedAbsent {
+			t.Errorf("%s: whole gate %+v answers more or refuses less than the score alone %+v", p.Holdout, p.At, p.ScoreOnly)
+		}
+	}
 }
 
 // TestRefusalJSQuAD runs the calibration on the first JSQuAD questions: the
