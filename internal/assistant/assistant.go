@@ -291,34 +291,36 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		var err error
 		s := a.searcher.Load()
 		best := 0.0
+		wide := *sopt
+		if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
+			// A procedure's steps often sit in a long section that
+			// ranks below shorter ones mentioning the same words: the
+			// generator looks further down for the section whose
+			// heading names the procedure. The gate and the reported
+			// results stay the top K.
+			wide.K = a.opt.ProcedureLookahead * sopt.K
+		}
 		if a.opt.Retrieve != nil {
 			// A retrieval strategy gets the question as asked (a
-			// planner reads it whole).
+			// planner reads it whole) and the plain search's settings
+			// (the agent's evidence opens with the plain search's hits).
 			var got Retrieval
-			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
+			got, err = a.opt.Retrieve(ctx, s, effective, wide)
 			results, extraUnknowns = got.Results, got.Unknowns
 			rep.Trace = got.Trace
 			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
 			rep.CostUSD += got.CostUSD
 			best = gate(ctx, s, effective, got, *sopt)
+			if err == nil {
+				results = append(results, a.followUps(ctx, s, effective, results, *sopt)...)
+			}
 		} else {
 			var info retrieve.Info
-			wide := *sopt
-			if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
-				// A procedure's steps often sit in a long section that
-				// ranks below shorter ones mentioning the same words: the
-				// generator looks further down for the section whose
-				// heading names the procedure. The gate and the reported
-				// results stay the top K.
-				wide.K = a.opt.ProcedureLookahead * sopt.K
-			}
 			// The search is for what is asked, not for how it is asked
 			// (「…を教えてください」).
 			results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
-			if err == nil && a.opt.ProcedureLookahead > 1 {
-				qt := analysis.QuestionType(effective)
-				results = append(results, penaltyReferences(ctx, s, qt, results, *sopt)...)
-				results = append(results, definitions(ctx, s, qt, effective, results, *sopt)...)
+			if err == nil {
+				results = append(results, a.followUps(ctx, s, effective, results, *sopt)...)
 			}
 			// The audit log records the weight this search used (chosen
 			// per query unless the user set one).
@@ -510,6 +512,19 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 		weakest = min(weakest, pb)
 	}
 	return max(best, weakest)
+}
+
+// followUps are the chunks the extractive generator needs beyond the
+// search results, found by follow-up searches of every retrieval path: the
+// penalty provision that refers to a prohibition, the definition of the
+// term asked about. None with another generator (ProcedureLookahead ≤ 1).
+func (a *Assistant) followUps(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
+	if a.opt.ProcedureLookahead <= 1 {
+		return nil
+	}
+	qt := analysis.QuestionType(query)
+	out := penaltyReferences(ctx, s, qt, results, opt)
+	return append(out, definitions(ctx, s, qt, query, append(slices.Clip(results), out...), opt)...)
 }
 
 // penaltyReferences finds, for a question about a penalty whose top results
