@@ -345,7 +345,7 @@ func (r *runner) ranked() []retrieve.Result {
 // kept is the evidence set: the lead (the plain search's top hits, in
 // their order), then the verified supporting chunk of every facet the lead
 // does not cover, then the best of the rest (by evidence score), up to the
-// evidence cap. The facet and corrective searches only add evidence: no
+// evidence cap and at most as many as the lead holds. The facet and corrective searches only add evidence: no
 // chunk they find goes before the plain search's hits, and none replaces
 // one. The cap bounds what is added to the lead; only a facet's supporting
 // chunk may go beyond it (a part of the question without evidence
@@ -372,6 +372,13 @@ func (r *runner) kept() []retrieve.Result {
 		if need[x.ChunkID] {
 			extra = append(extra, x)
 		}
+	}
+	if len(r.lead) > 0 {
+		// What is added stays within the lead's own size: every added
+		// chunk is one more chance for the answer to quote a sentence
+		// that shares the question's words but not its point (deep's 16
+		// chunks lost two answers that 8 kept on qa-ja-docs).
+		limit = min(limit, 2*len(r.lead))
 	}
 	limit = max(limit, len(r.lead)+len(extra))
 	out := make([]retrieve.Result, 0, limit)

@@ -632,7 +632,8 @@ func TestRecencyBreaksTies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ids := evidenceIDs(res); !slices.Equal(ids, []string{"top", "b", "a"}) {
+		// One lead hit, so one chunk is added: the newer of the two.
+		if ids := evidenceIDs(res); !slices.Equal(ids, []string{"top", "b"}) {
 			t.Errorf("%s: evidence %v, want the lead, then the newer b", tc.name, ids)
 		}
 	}
@@ -713,5 +714,33 @@ func TestFacetSupportJoinsLead(t *testing.T) {
 		if len(res.Unknowns) != 0 {
 			t.Errorf("%s: unknowns %q", name, res.Unknowns)
 		}
+	}
+}
+
+// TestAddedEvidenceBoundedByLead: beyond the lead, at most as many chunks
+// as the lead holds are added, whatever the profile's cap (deep's 16).
+func TestAddedEvidenceBoundedByLead(t *testing.T) {
+	lead := []retrieve.Result{
+		{ChunkID: "p1", Text: "VPNの接続設定は社内ポータルから行う。", EvidenceScore: 0.6, Score: 1},
+		{ChunkID: "p2", Text: "VPNの接続設定の確認。", EvidenceScore: 0.6, Score: 0.9},
+	}
+	n := 0
+	s := &routed{answer: func(string) []retrieve.Result {
+		n++
+		if n == 1 {
+			return lead
+		}
+		var out []retrieve.Result
+		for i := range 6 {
+			out = append(out, retrieve.Result{ChunkID: fmt.Sprintf("x%d-%d", n, i), Text: "VPNの接続設定。", EvidenceScore: 0.9, Score: 1})
+		}
+		return out
+	}}
+	res, err := Run(context.Background(), "VPNの接続設定は？", Options{Profile: "deep", Searcher: s, Tokenizer: bigrams{}, Search: retrieve.Options{K: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := evidenceIDs(res); len(ids) != 4 || ids[0] != "p1" || ids[1] != "p2" {
+		t.Errorf("evidence %v, want p1, p2 and two more", ids)
 	}
 }
