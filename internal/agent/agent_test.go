@@ -744,3 +744,34 @@ func TestAddedEvidenceBoundedByLead(t *testing.T) {
 		t.Errorf("evidence %v, want p1, p2 and two more", ids)
 	}
 }
+
+// TestFacetsAreWholePhrases: the planner cuts lists of nouns, not numbers,
+// verbs or quotations, so facets (and the Unknowns made of them) read as
+// whole phrases.
+func TestFacetsAreWholePhrases(t *testing.T) {
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		// a comma between digits is part of the number
+		{"6,000円と7,000円の備品を購入しました", []string{"6,000円", "7,000円の備品を購入しました"}},
+		// や before hiragana is a verb's stem (増やす), not a list
+		{"安全管理者を増やせと命じることができるのは誰ですか", []string{"安全管理者を増やせと命じることができるのは誰"}},
+		// と before a verb quotes
+		{"標準処理期間は何日と定められていますか", []string{"標準処理期間は何日と定められていますか"}},
+		// 「…」とは keeps its closing bracket
+		{"「製造物」とは何ですか？不動産も含まれますか？", []string{"「製造物」", "不動産も含まれますか"}},
+		// a list of nouns is still cut
+		{"どのような値や番号が示されていますか", []string{"どのような値", "番号が示されていますか"}},
+	}
+	for _, c := range cases {
+		p := PlanQuestion(c.q, bigrams{}, 4)
+		var got []string
+		for _, f := range p.Facets {
+			got = append(got, f.Text)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: facets %q, want %q", c.q, got, c.want)
+		}
+	}
+}
