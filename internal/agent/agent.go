@@ -41,7 +41,7 @@ type Options struct {
 	Searcher  Searcher  // required
 	Tokenizer Tokenizer // required: the index's analyser
 	// K, when > 0, caps the returned evidence below the profile's
-	// MaxEvidence (the CLI's --k).
+	// MaxEvidence (the CLI's --k); the lead is never cut.
 	K int
 	// Search carries the base search settings (BM25Weight, Fusion, Mode).
 	// Its K is the plain search's size: the first search is the plain
