@@ -343,13 +343,16 @@ func (r *runner) ranked() []retrieve.Result {
 }
 
 // kept is the evidence set: the lead (the plain search's top hits, in
-// their order), then the verified supporting chunk of every facet the lead
-// does not cover, then the best of the rest (by evidence score), up to the
-// evidence cap and at most as many as the lead holds. The facet and corrective searches only add evidence: no
-// chunk they find goes before the plain search's hits, and none replaces
-// one. The cap bounds what is added to the lead; only a facet's supporting
-// chunk may go beyond it (a part of the question without evidence
-// otherwise).
+// their order); the verified supporting chunk of every facet for which it
+// holds more of the facet's must-have terms than any lead hit, placed
+// within the lead's size (before its lowest hits, never before its top
+// hit) so that the top results show evidence for every part of the
+// question; then the best of the rest (by evidence score), up to the
+// evidence cap and at most as many as the lead holds. The facet and
+// corrective searches only add evidence: none of the plain search's hits is
+// dropped. The cap bounds what is added to the lead; only a facet's
+// supporting chunk may go beyond it (a part of the question without
+// evidence otherwise).
 func (r *runner) kept() []retrieve.Result {
 	limit := r.prof.MaxEvidence
 	if r.opt.K > 0 && r.opt.K < limit {
@@ -363,7 +366,7 @@ func (r *runner) kept() []retrieve.Result {
 	leadCov := r.coverageOf(r.lead)
 	need := map[string]bool{}
 	for i, c := range r.coverage() {
-		if c.Covered && !leadCov[i].Covered && !inLead[c.ChunkID] {
+		if c.Covered && len(c.Matched) > len(leadCov[i].Matched) && !inLead[c.ChunkID] {
 			need[c.ChunkID] = true
 		}
 	}
@@ -382,8 +385,14 @@ func (r *runner) kept() []retrieve.Result {
 	}
 	limit = max(limit, len(r.lead)+len(extra))
 	out := make([]retrieve.Result, 0, limit)
-	out = append(out, r.lead...)
+	// The support of a part of the question the lead leaves without
+	// evidence goes within the lead's size, so that the top results show
+	// evidence for every part: the lead's lowest hits follow it (its top
+	// hit always stays first).
+	m := max(min(len(r.lead), 1), len(r.lead)-len(extra))
+	out = append(out, r.lead[:m]...)
 	out = append(out, extra...)
+	out = append(out, r.lead[m:]...)
 	for _, x := range ranked {
 		if len(out) >= limit {
 			break

@@ -305,12 +305,20 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			// planner reads it whole) and the plain search's settings
 			// (the agent's evidence opens with the plain search's hits).
 			var got Retrieval
-			got, err = a.opt.Retrieve(ctx, s, effective, wide)
+			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			results, extraUnknowns = got.Results, got.Unknowns
 			rep.Trace = got.Trace
 			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
 			rep.CostUSD += got.CostUSD
 			best = gate(ctx, s, effective, got, *sopt)
+			if err == nil && wide.K > sopt.K {
+				// The procedure look-ahead: the plain search's further
+				// hits follow the strategy's evidence.
+				var more []retrieve.Result
+				if more, _, err = s.Search(ctx, analysis.SearchQuery(effective), wide); err == nil {
+					results = appendNewResults(results, more)
+				}
+			}
 			if err == nil {
 				results = append(results, a.followUps(ctx, s, effective, results, *sopt)...)
 			}
@@ -603,6 +611,20 @@ func definitions(ctx context.Context, s *retrieve.Searcher, qt analysis.AnswerTy
 		}
 	}
 	return out
+}
+
+// appendNewResults appends to rs the results of more it does not hold.
+func appendNewResults(rs, more []retrieve.Result) []retrieve.Result {
+	have := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		have[r.ChunkID] = true
+	}
+	for _, r := range more {
+		if !have[r.ChunkID] {
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 // withCited returns shown plus the results beyond it that the answer cites,
