@@ -761,6 +761,8 @@ func TestFacetsAreWholePhrases(t *testing.T) {
 		{"標準処理期間は何日と定められていますか", []string{"標準処理期間は何日と定められていますか"}},
 		// 「…」とは keeps its closing bracket
 		{"「製造物」とは何ですか？不動産も含まれますか？", []string{"「製造物」", "不動産も含まれますか"}},
+		// a comma after a verb or particle continues the sentence
+		{"製品自体だけが壊れ、ほかには被害がなかった場合は？", []string{"製品自体だけが壊れ、ほかには被害がなかった場合"}},
 		// a list of nouns is still cut
 		{"どのような値や番号が示されていますか", []string{"どのような値", "番号が示されていますか"}},
 	}

@@ -264,9 +264,12 @@ func splitFacets(q string) []string {
 			continue
 		case r == '、' || r == ',' || r == '，' || r == '。' || r == '？' || r == '?' || r == '\n' || r == ';' || r == '；':
 			if r == '、' || r == ',' || r == '，' {
-				// A comma after a subordinate clause (「…場合、」) or
-				// between digits (「6,000円」) continues one phrase.
-				if endsWithAny(string(cur), clauseEnds) ||
+				// A comma lists nouns (「A、B」); after a subordinate
+				// clause (「…場合、」), after a word in hiragana (a
+				// verb or particle: 「…を数えると、」「…が壊れ、」
+				// 「…によると、」) or between digits (「6,000円」) it
+				// continues one sentence.
+				if endsWithAny(string(cur), clauseEnds) || len(cur) > 0 && isHiragana(cur[len(cur)-1]) ||
 					len(cur) > 0 && unicode.IsDigit(cur[len(cur)-1]) && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) {
 					cur = append(cur, r)
 					continue
