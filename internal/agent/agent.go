@@ -41,10 +41,14 @@ type Options struct {
 	Searcher  Searcher  // required
 	Tokenizer Tokenizer // required: the index's analyser
 	// K, when > 0, caps the returned evidence below the profile's
-	// MaxEvidence (the CLI's --k).
+	// MaxEvidence (the CLI's --k); the lead is never cut.
 	K int
-	// Search carries the base search settings (BM25Weight, Fusion, Mode);
-	// its K is replaced by the profile's search size.
+	// Search carries the base search settings (BM25Weight, Fusion, Mode).
+	// Its K is the plain search's size: the first search is the plain
+	// search of the whole question (analysis.SearchQuery, the candidates
+	// a K-sized search draws), and its top K lead the evidence in their
+	// fused order (the lead). Every search fetches the profile's search
+	// size.
 	Search retrieve.Options
 	// Planner, when set, decomposes the question with an LLM (one call,
 	// not counted against the search budget); any failure falls back to the
@@ -123,7 +127,11 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 			plan, planner = p, "llm"
 		}
 	}
-	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}, dates: map[string]string{}}
+	r := &runner{prof: prof, opt: opt, plan: plan, pool: map[string]retrieve.Result{}, asked: map[string]bool{}, norm: map[string]string{}, dates: map[string]string{},
+		leadK: opt.Search.K}
+	if r.leadK <= 0 {
+		r.leadK = defaultLeadK
+	}
 	r.res = Result{Profile: prof.Name, Route: plan.Route, Facets: plan.Facets, Planner: planner, PlannerError: perr, Budget: prof.MaxCalls,
 		PlannerUsage: plan.Usage, PlannerCostUSD: plan.CostUSD}
 	if err := r.loop(ctx); err != nil {
@@ -135,8 +143,16 @@ func Run(ctx context.Context, question string, opt Options) (Result, error) {
 	return r.finish(), nil
 }
 
+// defaultLeadK is the lead's size when Options.Search.K is not set (the
+// plain search's default K).
+const defaultLeadK = 4
+
 type runner struct {
-	prof   Profile
+	prof Profile
+	// lead is the plain search's top leadK, in its fused order: the first
+	// evidence, whatever the facet and corrective searches find after.
+	lead   []retrieve.Result
+	leadK  int
 	opt    Options
 	plan   Plan
 	res    Result
@@ -216,6 +232,20 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	}
 	sopt := r.opt.Search
 	sopt.K = r.searchK()
+	isLead := r.res.Calls == 0 && phase == "seed_recall"
+	if isLead {
+		// The plain search: what is asked, not how it is asked, over the
+		// candidates a plain search of leadK draws, so that its head is
+		// the plain path's ranking.
+		q = analysis.SearchQuery(q)
+		sopt.K = max(sopt.K, r.leadK)
+		if sopt.Candidates <= 0 {
+			sopt.Candidates = max(10*r.leadK, 100)
+			if len(sopt.Scope) > 0 {
+				sopt.Candidates *= 10
+			}
+		}
+	}
 	if phase == "facet_sweep" && len(r.pool) > 0 {
 		// Novelty: the sweep spends its results on chunks not taken yet
 		// (the pooled ones keep their best score). The corrective rounds
@@ -234,14 +264,17 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	if err != nil {
 		return fmt.Errorf("agent: search %q: %w", q, err)
 	}
-	before := r.keptIDs()
+	before := r.bestIDs()
+	if isLead {
+		r.lead = results[:min(len(results), r.leadK)]
+	}
 	for _, x := range results {
 		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
 			r.pool[x.ChunkID] = x
 		}
 	}
 	newCount := 0
-	for id := range r.keptIDs() {
+	for id := range r.bestIDs() {
 		if !before[id] {
 			newCount++
 		}
@@ -309,41 +342,87 @@ func (r *runner) ranked() []retrieve.Result {
 	return out
 }
 
-// kept is the evidence set: the verified supporting chunk of every covered
-// facet, then the best of the rest, up to the evidence cap.
+// kept is the evidence set: the lead (the plain search's top hits, in
+// their order); the verified supporting chunk of every facet for which it
+// holds more of the facet's must-have terms than any lead hit, placed
+// within the lead's size (before its lowest hits, never before its top
+// hit) so that the top results show evidence for every part of the
+// question; then the best of the rest (by evidence score), up to the
+// evidence cap and at most as many as the lead holds. The facet and
+// corrective searches only add evidence: none of the plain search's hits is
+// dropped. The cap bounds what is added to the lead; only a facet's
+// supporting chunk may go beyond it (a part of the question without
+// evidence otherwise).
 func (r *runner) kept() []retrieve.Result {
 	limit := r.prof.MaxEvidence
 	if r.opt.K > 0 && r.opt.K < limit {
 		limit = r.opt.K
 	}
+	inLead := make(map[string]bool, len(r.lead))
+	for _, x := range r.lead {
+		inLead[x.ChunkID] = true
+	}
 	ranked := r.ranked()
-	pinned := map[string]bool{}
-	for _, c := range r.coverage() {
-		if c.Covered && len(pinned) < limit {
-			pinned[c.ChunkID] = true
+	leadCov := r.coverageOf(r.lead)
+	need := map[string]bool{}
+	for i, c := range r.coverage() {
+		if c.Covered && len(c.Matched) > len(leadCov[i].Matched) && !inLead[c.ChunkID] {
+			need[c.ChunkID] = true
 		}
 	}
-	var out []retrieve.Result
+	var extra []retrieve.Result
 	for _, x := range ranked {
-		if pinned[x.ChunkID] {
-			out = append(out, x)
+		if need[x.ChunkID] {
+			extra = append(extra, x)
 		}
 	}
+	if len(r.lead) > 0 {
+		// What is added stays within the lead's own size: every added
+		// chunk is one more chance for the answer to quote a sentence
+		// that shares the question's words but not its point (deep's 16
+		// chunks lost two answers that 8 kept on qa-ja-docs).
+		limit = min(limit, 2*len(r.lead))
+	}
+	limit = max(limit, len(r.lead)+len(extra))
+	out := make([]retrieve.Result, 0, limit)
+	// The support of a part of the question the lead leaves without
+	// evidence goes within the lead's size, so that the top results show
+	// evidence for every part: the lead's lowest hits follow it (its top
+	// hit always stays first).
+	m := max(min(len(r.lead), 1), len(r.lead)-len(extra))
+	out = append(out, r.lead[:m]...)
+	out = append(out, extra...)
+	out = append(out, r.lead[m:]...)
 	for _, x := range ranked {
 		if len(out) >= limit {
 			break
 		}
-		if !pinned[x.ChunkID] {
+		if !need[x.ChunkID] && !inLead[x.ChunkID] {
 			out = append(out, x)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return r.ahead(out[i], out[j]) })
 	return out
 }
 
-func (r *runner) keptIDs() map[string]bool {
+// bestIDs is the loop's working set, by which novelty is judged (a search
+// that adds nothing to it adds no evidence): the supporting chunk of every
+// covered facet and the best of the rest by evidence score, up to the
+// evidence cap.
+func (r *runner) bestIDs() map[string]bool {
+	limit := r.prof.MaxEvidence
+	if r.opt.K > 0 && r.opt.K < limit {
+		limit = r.opt.K
+	}
 	m := map[string]bool{}
-	for _, x := range r.kept() {
+	for _, c := range r.coverage() {
+		if c.Covered && len(m) < limit {
+			m[c.ChunkID] = true
+		}
+	}
+	for _, x := range r.ranked() {
+		if len(m) >= limit {
+			break
+		}
 		m[x.ChunkID] = true
 	}
 	return m
@@ -372,8 +451,10 @@ func (r *runner) topN(n int) float64 {
 // coverage verifies every facet against the retrieved text: a facet is
 // covered when one chunk holds at least two thirds of its must-have terms
 // (all of them when it has one or two).
-func (r *runner) coverage() []FacetCoverage {
-	ranked := r.ranked()
+func (r *runner) coverage() []FacetCoverage { return r.coverageOf(r.ranked()) }
+
+// coverageOf verifies every facet against the chunks given, best first.
+func (r *runner) coverageOf(ranked []retrieve.Result) []FacetCoverage {
 	norms := make([]string, len(ranked))
 	for i, x := range ranked {
 		n, ok := r.norm[x.ChunkID]

@@ -612,9 +612,9 @@ func TestSweepCoversLeftFacet(t *testing.T) {
 	}
 }
 
-// TestRecencyBreaksTies: of two chunks that match equally, the newer
-// document ranks first — by its modification time, or by the latest date
-// written in it when it has none.
+// TestRecencyBreaksTies: of two chunks added after the lead that match
+// equally, the newer document ranks first — by its modification time, or
+// by the latest date written in it when it has none.
 func TestRecencyBreaksTies(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -626,16 +626,154 @@ func TestRecencyBreaksTies(t *testing.T) {
 			retrieve.Result{ChunkID: "b", Text: "VPNの接続設定（令和6年4月1日改訂）。", EvidenceScore: 0.8, Score: 0.5}},
 	}
 	for _, tc := range cases {
-		s := &routed{answer: func(string) []retrieve.Result { return []retrieve.Result{tc.old, tc.fresh} }}
-		res, err := Run(context.Background(), "VPNの接続設定は？", Options{Profile: "fast", Searcher: s, Tokenizer: bigrams{}})
+		top := retrieve.Result{ChunkID: "top", Text: "VPNの接続設定は社内ポータルから。", EvidenceScore: 0.7, Score: 1}
+		s := &routed{answer: func(string) []retrieve.Result { return []retrieve.Result{top, tc.old, tc.fresh} }}
+		res, err := Run(context.Background(), "VPNの接続設定は？", Options{Profile: "fast", Searcher: s, Tokenizer: bigrams{}, Search: retrieve.Options{K: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ids := evidenceIDs(res); len(ids) != 2 || ids[0] != "b" {
-			t.Errorf("%s: evidence %v, want the newer b first", tc.name, ids)
+		// One lead hit, so one chunk is added: the newer of the two.
+		if ids := evidenceIDs(res); !slices.Equal(ids, []string{"top", "b"}) {
+			t.Errorf("%s: evidence %v, want the lead, then the newer b", tc.name, ids)
 		}
 	}
 	if got := latestDate("制定 2019/4/1、改訂 令和5年10月2日"); got != "2023-10-02T00:00:00" {
 		t.Errorf("latest date %q", got)
+	}
+}
+
+// TestLeadOpensEvidence: the first search is the plain search of the
+// whole question (request phrase stripped, the candidates of a plain K
+// search), and its hits open the evidence in their fused order in every
+// profile — a facet or corrective search that finds a chunk with a higher
+// evidence score of its own (scored against its own narrower query) adds
+// it after them, never before.
+func TestLeadOpensEvidence(t *testing.T) {
+	q := "VPNの接続設定を教えてください"
+	lead := []retrieve.Result{
+		{ChunkID: "p1", Text: "VPNの接続設定は社内ポータルから行う。", EvidenceScore: 0.55, Score: 1},
+		{ChunkID: "p2", Text: "VPNの接続が切れる場合の設定確認。", EvidenceScore: 0.6, Score: 0.8},
+	}
+	other := retrieve.Result{ChunkID: "x", Text: "VPNの接続設定。", EvidenceScore: 0.95, Score: 1}
+	for _, name := range []string{"fast", "balanced", "deep"} {
+		var asked []string
+		s := &routed{answer: func(query string) []retrieve.Result {
+			asked = append(asked, query)
+			if len(asked) == 1 {
+				return lead
+			}
+			return []retrieve.Result{other}
+		}}
+		res, err := Run(context.Background(), q, Options{Profile: name, Searcher: s, Tokenizer: bigrams{}, Search: retrieve.Options{K: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asked[0] != analysis.SearchQuery(q) || strings.Contains(asked[0], "教えて") {
+			t.Errorf("%s: first search %q, want the plain search's query %q", name, asked[0], analysis.SearchQuery(q))
+		}
+		if s.opts[0].Candidates != 100 || s.opts[0].K != Profiles[name].FirstK {
+			t.Errorf("%s: first search K %d, candidates %d; want %d, 100", name, s.opts[0].K, s.opts[0].Candidates, Profiles[name].FirstK)
+		}
+		ids := evidenceIDs(res)
+		if len(ids) < 2 || ids[0] != "p1" || ids[1] != "p2" {
+			t.Errorf("%s: evidence %v, want the plain search's p1, p2 first", name, ids)
+		}
+		if name != "fast" && len(asked) > 1 && !slices.Contains(ids, "x") {
+			t.Errorf("%s: evidence %v, want x added after the lead", name, ids)
+		}
+		t.Logf("%s: searches %q, evidence %v", name, asked, ids)
+	}
+}
+
+// TestFacetSupportJoinsLead: a facet the plain search's hits do not cover
+// gets its supporting chunk within the lead's size, before the lead's
+// lowest hit, even past fast's evidence cap; no lead hit is dropped.
+func TestFacetSupportJoinsLead(t *testing.T) {
+	q := "バックアップの復旧手順と、ログの保管期間を教えて"
+	var lead []retrieve.Result
+	for i := range 4 {
+		lead = append(lead, retrieve.Result{ChunkID: fmt.Sprintf("b%d", i), Text: "バックアップの復旧手順。スナップショットから戻す。", EvidenceScore: 0.6, Score: 1 - 0.1*float64(i)})
+	}
+	log := retrieve.Result{ChunkID: "log", Text: "ログの保管期間は一年。", EvidenceScore: 0.9, Score: 1}
+	for _, name := range []string{"fast", "balanced", "deep"} {
+		n := 0
+		s := &routed{answer: func(string) []retrieve.Result {
+			n++
+			if n == 1 {
+				return lead
+			}
+			return []retrieve.Result{log}
+		}}
+		res, err := Run(context.Background(), q, Options{Profile: name, Searcher: s, Tokenizer: bigrams{}, Search: retrieve.Options{K: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := evidenceIDs(res); !slices.Equal(ids[:min(5, len(ids))], []string{"b0", "b1", "b2", "log", "b3"}) {
+			t.Errorf("%s: evidence %v, want b0…b2, log, b3", name, ids)
+		}
+		if len(res.Unknowns) != 0 {
+			t.Errorf("%s: unknowns %q", name, res.Unknowns)
+		}
+	}
+}
+
+// TestAddedEvidenceBoundedByLead: beyond the lead, at most as many chunks
+// as the lead holds are added, whatever the profile's cap (deep's 16).
+func TestAddedEvidenceBoundedByLead(t *testing.T) {
+	lead := []retrieve.Result{
+		{ChunkID: "p1", Text: "VPNの接続設定は社内ポータルから行う。", EvidenceScore: 0.6, Score: 1},
+		{ChunkID: "p2", Text: "VPNの接続設定の確認。", EvidenceScore: 0.6, Score: 0.9},
+	}
+	n := 0
+	s := &routed{answer: func(string) []retrieve.Result {
+		n++
+		if n == 1 {
+			return lead
+		}
+		var out []retrieve.Result
+		for i := range 6 {
+			out = append(out, retrieve.Result{ChunkID: fmt.Sprintf("x%d-%d", n, i), Text: "VPNの接続設定。", EvidenceScore: 0.9, Score: 1})
+		}
+		return out
+	}}
+	res, err := Run(context.Background(), "VPNの接続設定は？", Options{Profile: "deep", Searcher: s, Tokenizer: bigrams{}, Search: retrieve.Options{K: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := evidenceIDs(res); len(ids) != 4 || ids[0] != "p1" || ids[1] != "p2" {
+		t.Errorf("evidence %v, want p1, p2 and two more", ids)
+	}
+}
+
+// TestFacetsAreWholePhrases: the planner cuts lists of nouns, not numbers,
+// verbs or quotations, so facets (and the Unknowns made of them) read as
+// whole phrases.
+func TestFacetsAreWholePhrases(t *testing.T) {
+	cases := []struct {
+		q    string
+		want []string
+	}{
+		// a comma between digits is part of the number
+		{"6,000円と7,000円の備品を購入しました", []string{"6,000円", "7,000円の備品を購入しました"}},
+		// や before hiragana is a verb's stem (増やす), not a list
+		{"安全管理者を増やせと命じることができるのは誰ですか", []string{"安全管理者を増やせと命じることができるのは誰"}},
+		// と before a verb quotes
+		{"標準処理期間は何日と定められていますか", []string{"標準処理期間は何日と定められていますか"}},
+		// 「…」とは keeps its closing bracket
+		{"「製造物」とは何ですか？不動産も含まれますか？", []string{"「製造物」", "不動産も含まれますか"}},
+		// a comma after a verb or particle continues the sentence
+		{"製品自体だけが壊れ、ほかには被害がなかった場合は？", []string{"製品自体だけが壊れ、ほかには被害がなかった場合"}},
+		// a list of nouns is still cut
+		{"どのような値や番号が示されていますか", []string{"どのような値", "番号が示されていますか"}},
+	}
+	for _, c := range cases {
+		p := PlanQuestion(c.q, bigrams{}, 4)
+		var got []string
+		for _, f := range p.Facets {
+			got = append(got, f.Text)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: facets %q, want %q", c.q, got, c.want)
+		}
 	}
 }

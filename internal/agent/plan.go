@@ -96,6 +96,7 @@ var markerWords = []string{"それぞれ", "各々", "おのおの"}
 
 // trailing request phrases removed from the end of a facet's text.
 var trailers = []string{
+	"とは何ですか", "とはなんですか", "とは",
 	"を教えてください", "を教えて下さい", "について教えてください", "について教えて", "を教えて",
 	"教えてください", "教えて", "を知りたい", "は何ですか", "はなんですか", "とは何か", "ですか",
 	"は?", "は", "を", "について",
@@ -263,7 +264,13 @@ func splitFacets(q string) []string {
 			continue
 		case r == '、' || r == ',' || r == '，' || r == '。' || r == '？' || r == '?' || r == '\n' || r == ';' || r == '；':
 			if r == '、' || r == ',' || r == '，' {
-				if endsWithAny(string(cur), clauseEnds) {
+				// A comma lists nouns (「A、B」); after a subordinate
+				// clause (「…場合、」), after a word in hiragana (a
+				// verb or particle: 「…を数えると、」「…が壊れ、」
+				// 「…によると、」) or between digits (「6,000円」) it
+				// continues one sentence.
+				if endsWithAny(string(cur), clauseEnds) || len(cur) > 0 && isHiragana(cur[len(cur)-1]) ||
+					len(cur) > 0 && unicode.IsDigit(cur[len(cur)-1]) && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) {
 					cur = append(cur, r)
 					continue
 				}
@@ -271,10 +278,10 @@ func splitFacets(q string) []string {
 			flush()
 			continue
 		case (r == 'と' || r == 'や') && prevNoun && i+1 < len(rs):
-			rest := string(rs[i+1:])
-			if r == 'と' && (strings.HasPrefix(rest, "は") || strings.HasPrefix(rest, "して") ||
-				strings.HasPrefix(rest, "いう") || strings.HasPrefix(rest, "する") || strings.HasPrefix(rest, "なる") ||
-				strings.HasPrefix(rest, "も")) {
+			// 「AとB」「AやB」 list nouns: a noun follows. Before hiragana
+			// it is a particle or a verb's stem (「とは」「として」
+			// 「増やす」), and と before a verb quotes (「何日と定める」).
+			if isHiragana(rs[i+1]) || r == 'と' && startsVerb(rs[i+1:]) {
 				break
 			}
 			flush()
@@ -291,6 +298,15 @@ func splitFacets(q string) []string {
 	}
 	flush()
 	return parts
+}
+
+// closeBrackets end a quotation or a parenthesis: a facet keeps them.
+const closeBrackets = "）)」』】］]"
+
+// startsVerb reports whether rs opens with one kanji followed by hiragana
+// (「定める」「言う」「呼ぶ」「見なす」): a verb, not a noun of a list.
+func startsVerb(rs []rune) bool {
+	return len(rs) >= 2 && unicode.Is(unicode.Han, rs[0]) && isHiragana(rs[1])
 }
 
 func endsWithAny(s string, ends []string) bool {
@@ -313,7 +329,9 @@ func cleanFacet(s string) string {
 	s = strings.TrimSpace(s)
 	for changed := true; changed; {
 		changed = false
-		s = strings.TrimRightFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+		s = strings.TrimRightFunc(s, func(r rune) bool {
+			return unicode.IsSpace(r) || unicode.IsPunct(r) && !strings.ContainsRune(closeBrackets, r)
+		})
 		for _, t := range trailers {
 			if strings.HasSuffix(s, t) && utf8.RuneCountInString(s) > utf8.RuneCountInString(t)+1 {
 				s = strings.TrimSuffix(s, t)

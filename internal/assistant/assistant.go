@@ -291,9 +291,19 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		var err error
 		s := a.searcher.Load()
 		best := 0.0
+		wide := *sopt
+		if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
+			// A procedure's steps often sit in a long section that
+			// ranks below shorter ones mentioning the same words: the
+			// generator looks further down for the section whose
+			// heading names the procedure. The gate and the reported
+			// results stay the top K.
+			wide.K = a.opt.ProcedureLookahead * sopt.K
+		}
 		if a.opt.Retrieve != nil {
 			// A retrieval strategy gets the question as asked (a
-			// planner reads it whole).
+			// planner reads it whole) and the plain search's settings
+			// (the agent's evidence opens with the plain search's hits).
 			var got Retrieval
 			got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
 			if err == nil {
@@ -304,23 +314,24 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 			rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
 			rep.CostUSD += got.CostUSD
 			best = gate(ctx, s, effective, got, *sopt)
+			if err == nil && wide.K > sopt.K {
+				// The procedure look-ahead: the plain search's further
+				// hits follow the strategy's evidence.
+				var more []retrieve.Result
+				if more, _, err = s.Search(ctx, analysis.SearchQuery(effective), wide); err == nil {
+					results = appendNewResults(results, more)
+				}
+			}
+			if err == nil {
+				results = append(results, a.followUps(ctx, s, effective, results, *sopt)...)
+			}
 		} else {
 			var info retrieve.Info
-			wide := *sopt
-			if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
-				// A procedure's steps often sit in a long section that
-				// ranks below shorter ones mentioning the same words: the
-				// generator looks further down for the section whose
-				// heading names the procedure. The gate and the reported
-				// results stay the top K.
-				wide.K = a.opt.ProcedureLookahead * sopt.K
-			}
 			// The search is for what is asked, not for how it is asked
 			// (「…を教えてください」).
 			results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
-			if err == nil && a.opt.ProcedureLookahead > 1 {
-				qt := analysis.QuestionType(effective)
-				results = append(results, definitions(ctx, s, qt, effective, results, *sopt)...)
+			if err == nil {
+				results = append(results, a.followUps(ctx, s, effective, results, *sopt)...)
 			}
 			if err == nil {
 				// A penalty is stated where the law refers back to the
@@ -519,6 +530,18 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 	return max(best, weakest)
 }
 
+// followUps are the chunks the extractive generator needs beyond the
+// search results, found by follow-up searches of every retrieval path: the
+// definition of the term asked about. (Penalty provisions come from
+// retrieve.CrossReferences, for every generator.) None with another
+// generator (ProcedureLookahead ≤ 1).
+func (a *Assistant) followUps(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, opt retrieve.Options) []retrieve.Result {
+	if a.opt.ProcedureLookahead <= 1 {
+		return nil
+	}
+	return definitions(ctx, s, analysis.QuestionType(query), query, results, opt)
+}
+
 // definitions finds, for a question about what a term means whose
 // results define it nowhere, the chunks that do (「六　行政指導　…をいう。」,
 // 「「危険物」とは…」): one search for the term with the words definitions
@@ -559,6 +582,20 @@ func definitions(ctx context.Context, s *retrieve.Searcher, qt analysis.AnswerTy
 		}
 	}
 	return out
+}
+
+// appendNewResults appends to rs the results of more it does not hold.
+func appendNewResults(rs, more []retrieve.Result) []retrieve.Result {
+	have := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		have[r.ChunkID] = true
+	}
+	for _, r := range more {
+		if !have[r.ChunkID] {
+			rs = append(rs, r)
+		}
+	}
+	return rs
 }
 
 // withCited returns shown plus the results beyond it that the answer cites,
