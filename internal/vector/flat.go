@@ -31,7 +31,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
 )
 
 // MaxDim is the largest dimension Flat accepts; it guards readers against
