@@ -166,7 +166,7 @@ func (f *Flat) Search(q []float32, n int) ([]Hit, error) {
 // searchStats describes how one search went, for tests and benchmarks.
 type searchStats struct {
 	quant    bool    // the int8 first pass ran
-	pool     []int32 // the first pass's candidates (ids, ascending)
+	pool     []int32 // the first pass's candidates (ids)
 	rescored int     // rows re-scored exactly beyond the candidates
 }
 
@@ -180,10 +180,13 @@ func (f *Flat) search(q []float32, n int) ([]Hit, searchStats, error) {
 // scratch is the memory of one search, reused across searches (a query
 // allocates only its result).
 type scratch struct {
-	q     []float32   // the normalised query
-	q64   []float64   // q widened, for the exact kernel
-	u     []int16     // q quantised, for the int8 kernel
-	bound []float32   // per row: the first pass's estimate or upper bound
+	q     []float32 // the normalised query
+	q64   []float64 // q widened, for the exact kernel
+	u     []int16   // q quantised, for the int8 kernel
+	bound []float32 // per row: the first pass's estimate or upper bound
+	est   []float32 // per row: the int8 pass's estimate (one worker)
+	hist  [histBuckets]int32
+	cands []entry     // the first pass's candidates (one worker)
 	cols  []collector // per worker: the first pass's candidates
 	ids   []int32     // candidates, then rows re-scored beyond them
 	exact []float64   // their exact scores
@@ -244,62 +247,78 @@ func (f *Flat) searchStats(q []float32, n int, st *searchStats) ([]Hit, error) {
 		}
 	}
 
-	// Pass 1: an estimate of every row's score with a bound on its error,
-	// split across goroutines (the calling one among them); each keeps
-	// its best pool candidates by estimate.
+	// Pass 1: an estimate of every row's score with a bound on its error.
+	// A store small enough for one worker keeps every estimate and picks
+	// its candidates afterwards (topByHistogram); a larger one is split
+	// across goroutines (the calling one among them), each keeping its
+	// best candidates as it goes (collector).
 	sc.bound = grow(sc.bound, total)
 	bound := sc.bound
+	est := bound // the float32 pass's bound is its estimate plus a constant
 	var scan func(lo, hi int, c *collector)
 	var slack float64
 	workers := min(runtime.GOMAXPROCS(0), max(1, total/8192))
 	if quant {
-		var t float32
-		var resid float64
 		sc.u = grow(sc.u, f.codes.stride)
-		t, resid = quantQuery(qv, sc.u, f.codes.maxNorm)
+		t, resid := quantQuery(qv, sc.u, f.codes.maxNorm)
 		workers = min(runtime.GOMAXPROCS(0), max(1, total/16384))
-		scan = func(lo, hi int, c *collector) { f.scanQuant(sc.u, t, resid, lo, hi, bound, c) }
+		if workers == 1 {
+			sc.est = grow(sc.est, total)
+			est = sc.est
+		}
+		scan = func(lo, hi int, c *collector) { f.scanQuant(sc.u, t, resid, lo, hi, est, bound, c) }
 	} else {
 		// Any row whose estimate is within the rounding bound of the n-th
 		// exact score could still belong to the result (or tie into it).
+		// The bound is tight, so few candidates beyond n are needed.
 		slack = roundingBound(f.dim)
+		pool = n + 8
 		scan = func(lo, hi int, c *collector) { f.scan(qv, lo, hi, bound, c) }
 	}
-	sc.cols = grow(sc.cols, workers)
-	for w := range sc.cols {
-		sc.cols[w].reset(pool)
+	var cands []entry
+	if workers == 1 {
+		scan(0, total, nil)
+		cands = topByHistogram(est, pool, sc.cands[:0], &sc.hist)
+		sc.cands = cands
+	} else {
+		sc.cols = grow(sc.cols, workers)
+		for w := range sc.cols {
+			sc.cols[w].reset(pool)
+		}
+		var wg sync.WaitGroup
+		for w := 1; w < workers; w++ {
+			lo, hi := total*w/workers, total*(w+1)/workers
+			wg.Go(func() { scan(lo, hi, &sc.cols[w]) })
+		}
+		scan(0, total/workers, &sc.cols[0])
+		wg.Wait()
+		cands = sc.cols[0].buf
+		for _, c := range sc.cols[1:] {
+			cands = append(cands, c.buf...)
+		}
+		sc.cols[0].buf = cands[:0]
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		lo, hi := total*w/workers, total*(w+1)/workers
-		wg.Go(func() { scan(lo, hi, &sc.cols[w]) })
-	}
-	scan(0, total/workers, &sc.cols[0])
-	wg.Wait()
-
-	cands := sc.cols[0].buf
-	for _, c := range sc.cols[1:] {
-		cands = append(cands, c.buf...)
-	}
-	sc.cols[0].buf = cands[:0]
 	if len(cands) > pool {
 		selectTop(cands, pool)
 		cands = cands[:pool]
 	}
+	// The candidates are scored exactly; their bounds are no longer
+	// needed and are set below any threshold, so the pass after them
+	// skips them.
 	sc.ids = grow(sc.ids, len(cands))
 	for i, e := range cands {
 		sc.ids[i] = e.id
+		bound[e.id] = float32(math.Inf(-1))
 	}
-	slices.Sort(sc.ids)
 	if st != nil {
 		st.quant = quant
 	}
 	return f.finish(sc, n, len(sc.ids), bound, slack, st), nil
 }
 
-// finish scores the candidates sc.ids (ascending) exactly and returns the
-// n best. If bound is not nil it then also re-scores every row beyond the
-// first npool whose first-pass bound, bound[id] + slack, still reaches the
+// finish scores the candidates sc.ids exactly and returns the n best. If
+// bound is not nil it then also re-scores every other row (the candidates'
+// bounds are −∞) whose first-pass bound, bound[id] + slack, still reaches the
 // n-th exact score, so the result equals exhaustive exact search: a row
 // of the true top n scores at least that n-th score (the candidates hold n
 // rows scoring at least that much), so its bound reaches it too.
@@ -320,18 +339,10 @@ func (f *Flat) finish(sc *scratch, n, npool int, bound []float32, slack float64,
 		// float32 rounding of the threshold must not exclude a row: step
 		// down one unit in the last place.
 		threshold = math.Nextafter32(threshold, float32(math.Inf(-1)))
-		c := 0
 		for id, b := range bound {
-			if b < threshold {
-				continue
+			if b >= threshold {
+				ids = append(ids, int32(id))
 			}
-			for c < npool && int(ids[c]) < id {
-				c++
-			}
-			if c < npool && int(ids[c]) == id {
-				continue
-			}
-			ids = append(ids, int32(id))
 		}
 		if extra := ids[npool:]; len(extra) > 0 {
 			sc.exact = grow(sc.exact, len(ids))
@@ -365,9 +376,13 @@ func roundingBound(d int) float64 {
 const scanBlock = 256
 
 // scan scores rows [lo, hi) in float32 (one SIMD dot product per row),
-// writes the estimates into approx and offers them to c.
+// writes the estimates into approx and, if c is not nil, offers them to c.
 func (f *Flat) scan(q []float32, lo, hi int, approx []float32, c *collector) {
 	d := f.dim
+	if c == nil {
+		dotsF32(q, f.data[lo*d:hi*d], approx[lo:hi])
+		return
+	}
 	for b := lo; b < hi; b += scanBlock {
 		e := min(b+scanBlock, hi)
 		out := approx[b:e]
@@ -376,6 +391,53 @@ func (f *Flat) scan(q []float32, lo, hi int, approx []float32, c *collector) {
 			c.offer(s, int32(b+r))
 		}
 	}
+}
+
+// histBuckets is the resolution of topByHistogram.
+const histBuckets = 1024
+
+// topByHistogram appends to out the entries of the k highest estimates —
+// and those close enough to tie with the k-th, at most a histogram
+// bucket's worth more: it counts the estimates in histBuckets buckets
+// between their minimum and maximum and keeps every estimate from the
+// bucket holding the k-th highest up. 0 < k ≤ len(est).
+func topByHistogram(est []float32, k int, out []entry, hist *[histBuckets]int32) []entry {
+	lo, hi := est[0], est[0]
+	for _, x := range est {
+		if x < lo {
+			lo = x
+		}
+		if x > hi {
+			hi = x
+		}
+	}
+	if !(hi > lo) {
+		for id, x := range est {
+			out = append(out, entry{x, int32(id)})
+		}
+		return out
+	}
+	// (x−lo)·scale lies in [0, histBuckets−1] up to rounding; the mask
+	// keeps a rounded-up top value in range.
+	scale := float32(histBuckets-1) / (hi - lo)
+	clear(hist[:])
+	for _, x := range est {
+		hist[uint32((x-lo)*scale)&(histBuckets-1)]++
+	}
+	b, cum := histBuckets-1, int32(0)
+	for ; b > 0; b-- {
+		if cum += hist[b]; int(cum) >= k {
+			break
+		}
+	}
+	// The estimates in bucket b and above, by value: the edge is the
+	// smallest estimate that lands in bucket b.
+	for id, x := range est {
+		if uint32((x-lo)*scale)&(histBuckets-1) >= uint32(b) {
+			out = append(out, entry{x, int32(id)})
+		}
+	}
+	return out
 }
 
 // exact is the float32 dot product of q and row id, accumulated in float64
@@ -397,8 +459,56 @@ func (f *Flat) exact(q []float32, id int) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// sortHits sorts hits by score descending, id ascending.
-func sortHits(hits []Hit) { slices.SortFunc(hits, compareHits) }
+// sortHits sorts hits by score descending, id ascending (ids distinct):
+// quicksort with a median-of-three pivot, insertion sort for short runs,
+// the comparison inlined.
+func sortHits(h []Hit) {
+	for len(h) > 12 {
+		m, last := len(h)/2, len(h)-1
+		if hitBefore(h[m], h[0]) {
+			h[m], h[0] = h[0], h[m]
+		}
+		if hitBefore(h[last], h[0]) {
+			h[last], h[0] = h[0], h[last]
+		}
+		if hitBefore(h[last], h[m]) {
+			h[last], h[m] = h[m], h[last]
+		}
+		p := h[m]
+		i, j := 0, last
+		for i <= j {
+			for hitBefore(h[i], p) {
+				i++
+			}
+			for hitBefore(p, h[j]) {
+				j--
+			}
+			if i <= j {
+				h[i], h[j] = h[j], h[i]
+				i++
+				j--
+			}
+		}
+		// Recurse into the shorter part, loop on the longer.
+		if j+1 < len(h)-i {
+			sortHits(h[:j+1])
+			h = h[i:]
+		} else {
+			sortHits(h[i:])
+			h = h[:j+1]
+		}
+	}
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && hitBefore(h[j], h[j-1]); j-- {
+			h[j], h[j-1] = h[j-1], h[j]
+		}
+	}
+}
+
+// hitBefore reports whether a ranks before b: higher score, then lower id.
+func hitBefore(a, b Hit) bool {
+	return a.Score > b.Score || a.Score == b.Score && a.ID < b.ID
+}
 
 // topN sorts hits by score descending, id ascending, and keeps the first n.
 func topN(hits []Hit, n int) []Hit {

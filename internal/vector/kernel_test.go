@@ -182,3 +182,67 @@ func TestSearchPathsAgreeAtPeersSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestTopByHistogram checks that the histogram selection returns at least
+// the k highest estimates, whatever their spread (all equal, a few
+// distinct values, a long tail).
+func TestTopByHistogram(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 36))
+	var hist [histBuckets]int32
+	for _, n := range []int{1, 2, 10, 1145, 5000} {
+		for _, kind := range []string{"equal", "few", "normal", "tail"} {
+			est := make([]float32, n)
+			for i := range est {
+				switch kind {
+				case "few":
+					est[i] = float32(r.IntN(3))
+				case "normal":
+					est[i] = float32(r.NormFloat64())
+				case "tail":
+					est[i] = float32(math.Exp(5 * r.Float64()))
+				}
+			}
+			want := slices.Clone(est)
+			slices.Sort(want)
+			slices.Reverse(want)
+			for _, k := range []int{1, n / 3, n} {
+				if k < 1 {
+					continue
+				}
+				got := topByHistogram(est, k, nil, &hist)
+				if len(got) < k {
+					t.Fatalf("%s n %d k %d: %d entries", kind, n, k, len(got))
+				}
+				kept := scoresDesc(got)
+				if !slices.Equal(kept[:k], want[:k]) {
+					t.Fatalf("%s n %d k %d: best kept %v, want %v", kind, n, k, kept[:k], want[:k])
+				}
+				for _, e := range got {
+					if est[e.id] != e.score {
+						t.Fatalf("%s: entry %v does not match its estimate %v", kind, e, est[e.id])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSortHits compares sortHits with the library sort, with many equal
+// scores.
+func TestSortHits(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 37))
+	for _, n := range []int{0, 1, 2, 12, 13, 100, 132, 1000} {
+		for _, distinct := range []int{1, 4, 1 << 30} {
+			hs := make([]Hit, n)
+			for i, id := range r.Perm(n) {
+				hs[i] = Hit{ID: id, Score: float64(r.IntN(distinct)) / 7}
+			}
+			want := slices.Clone(hs)
+			slices.SortFunc(want, compareHits)
+			sortHits(hs)
+			if !slices.Equal(hs, want) {
+				t.Fatalf("n %d distinct %d: got %v, want %v", n, distinct, hs, want)
+			}
+		}
+	}
+}

@@ -182,9 +182,10 @@ func quantQuery(q []float32, u []int16, maxNorm float64) (t float32, resid float
 	return t, math.Sqrt(rr)*(1+1e-6) + 1e-9
 }
 
-// scanQuant scores rows [lo, hi) with the int8 kernel, writes each row's
-// upper bound into upper and offers the estimates to c.
-func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi int, upper []float32, c *collector) {
+// scanQuant scores rows [lo, hi) with the int8 kernel and writes each
+// row's upper bound into upper; if c is nil it writes the estimates into
+// est, else it offers them to c.
+func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi int, est, upper []float32, c *collector) {
 	cs := f.codes
 	k1 := float32(1 + resid)
 	k0 := float32(resid + quantSlack)
@@ -194,10 +195,19 @@ func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi int, upper 
 		out := dots[:e-b]
 		dotsInt8(u, cs.data[b*cs.stride:e*cs.stride], cs.stride, out)
 		scale, errs, up := cs.scale[b:e], cs.err[b:e], upper[b:e]
+		if c == nil {
+			es := est[b:e]
+			for r, d := range out {
+				x := float32(d) * t * scale[r]
+				es[r] = x
+				up[r] = x + errs[r]*k1 + k0
+			}
+			continue
+		}
 		for r, d := range out {
-			est := float32(d) * t * scale[r]
-			up[r] = est + errs[r]*k1 + k0
-			c.offer(est, int32(b+r))
+			x := float32(d) * t * scale[r]
+			up[r] = x + errs[r]*k1 + k0
+			c.offer(x, int32(b+r))
 		}
 	}
 }

@@ -123,7 +123,7 @@ func TestQuantUpperBoundHolds(t *testing.T) {
 			upper := make([]float32, f.n)
 			var c collector
 			c.reset(10)
-			f.scanQuant(u, tq, resid, 0, f.n, upper, &c)
+			f.scanQuant(u, tq, resid, 0, f.n, nil, upper, &c)
 			for id := range f.n {
 				if e := f.exact(q, id); float64(upper[id]) < e {
 					t.Fatalf("dim %d row %d: upper bound %g below exact score %g", dim, id, upper[id], e)

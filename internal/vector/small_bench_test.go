@@ -30,6 +30,29 @@ func BenchmarkSearchSmall(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
+			rescored := 0
+			for _, q := range qs {
+				_, st, _ := f.search(q, 100)
+				rescored += st.rescored
+			}
+			b.ReportMetric(float64(rescored)/float64(len(qs)), "rescored/op")
 		})
 	}
+}
+
+// BenchmarkTopByHistogram times the candidate selection of a one-worker
+// search over 5,183 estimates.
+func BenchmarkTopByHistogram(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	est := make([]float32, 5183)
+	for i := range est {
+		est[i] = float32(0.3 + 0.1*r.NormFloat64())
+	}
+	var hist [histBuckets]int32
+	out := make([]entry, 0, 1024)
+	c0 := cpuTime()
+	for b.Loop() {
+		out = topByHistogram(est, 132, out[:0], &hist)
+	}
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/1000/float64(b.N), "cpu-µs/op")
 }
