@@ -52,3 +52,14 @@ func dotsF32Generic(q, rows []float32, out []float32) {
 	m := blas32.General{Rows: len(out), Cols: d, Stride: d, Data: rows[:len(out)*d]}
 	blas32.Gemv(blas.NoTrans, 1, m, blas32.Vector{N: d, Inc: 1, Data: q}, 0, blas32.Vector{N: len(out), Inc: 1, Data: out})
 }
+
+// quantEstGeneric is the portable quantEst.
+func quantEstGeneric(dots []int32, scale, errs []float32, t, k1, k0 float32, est, up []float32) {
+	n := len(dots)
+	scale, errs, est, up = scale[:n], errs[:n], est[:n], up[:n]
+	for r, d := range dots {
+		x := float32(d) * t * scale[r]
+		est[r] = x
+		up[r] = x + errs[r]*k1 + k0
+	}
+}

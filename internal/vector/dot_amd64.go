@@ -86,3 +86,20 @@ func dotsF32AVX512(q *float32, rows *float32, dim, n int, out *float32)
 
 //go:noescape
 func dotsF32AVX2(q *float32, rows *float32, dim, n int, out *float32)
+
+// quantEst sets est[r] = float32(dots[r])·t·scale[r] and up[r] = est[r] +
+// errs[r]·k1 + k0 for every r, with the AVX2 kernel for whole groups of
+// eight when the CPU has it; both ways round identically.
+func quantEst(dots []int32, scale, errs []float32, t, k1, k0 float32, est, up []float32) {
+	n := len(dots)
+	scale, errs, est, up = scale[:n], errs[:n], est[:n], up[:n]
+	done := 0
+	if cpu.X86.HasAVX2 && n >= 8 {
+		done = n &^ 7
+		quantEstAVX2(&dots[0], &scale[0], &errs[0], done, t, k1, k0, &est[0], &up[0])
+	}
+	quantEstGeneric(dots[done:], scale[done:], errs[done:], t, k1, k0, est[done:], up[done:])
+}
+
+//go:noescape
+func quantEstAVX2(dots *int32, scale, errs *float32, n int, t, k1, k0 float32, est, up *float32)

@@ -368,3 +368,38 @@ f2onecol:
 f2done:
 	VZEROUPPER
 	RET
+
+// func quantEstAVX2(dots *int32, scale, errs *float32, n int, t, k1, k0 float32, est, up *float32)
+// For r < n (a multiple of 8): est[r] = float32(dots[r])·t·scale[r] and
+// up[r] = (est[r] + errs[r]·k1) + k0, rounded step by step exactly as the
+// Go loop in scanQuant computes them.
+TEXT ·quantEstAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dots+0(FP), SI
+	MOVQ         scale+8(FP), R8
+	MOVQ         errs+16(FP), R9
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS t+32(FP), Y5
+	VBROADCASTSS k1+36(FP), Y6
+	VBROADCASTSS k0+40(FP), Y7
+	MOVQ         est+48(FP), DI
+	MOVQ         up+56(FP), DX
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JEQ          qedone
+
+qeloop:
+	VCVTDQ2PS (SI)(AX*4), Y0
+	VMULPS    Y5, Y0, Y0
+	VMULPS    (R8)(AX*4), Y0, Y0
+	VMOVUPS   Y0, (DI)(AX*4)
+	VMULPS    (R9)(AX*4), Y6, Y1
+	VADDPS    Y1, Y0, Y0
+	VADDPS    Y7, Y0, Y0
+	VMOVUPS   Y0, (DX)(AX*4)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        qeloop
+
+qedone:
+	VZEROUPPER
+	RET

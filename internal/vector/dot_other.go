@@ -17,3 +17,9 @@ func exactDots(q []float64, data []float32, ids []int32, out []float64) {
 func dotsF32(q, rows []float32, out []float32) {
 	dotsF32Generic(q, rows, out)
 }
+
+// quantEst sets est[r] = float32(dots[r])·t·scale[r] and up[r] = est[r] +
+// errs[r]·k1 + k0 for every r.
+func quantEst(dots []int32, scale, errs []float32, t, k1, k0 float32, est, up []float32) {
+	quantEstGeneric(dots, scale, errs, t, k1, k0, est, up)
+}

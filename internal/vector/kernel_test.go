@@ -246,3 +246,32 @@ func TestSortHits(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantEstMatchesGeneric checks the int8 pass's estimate kernel
+// against the portable loop: the same estimates bit for bit and the same
+// upper bounds (up to a fused multiply-add the compiler may use).
+func TestQuantEstMatchesGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(38, 38))
+	for _, n := range []int{0, 1, 7, 8, 9, 255, 256} {
+		dots := make([]int32, n)
+		scale, errs := make([]float32, n), make([]float32, n)
+		for i := range n {
+			dots[i] = int32(r.IntN(1<<28)) - 1<<27
+			scale[i] = float32(r.Float64() / 127)
+			errs[i] = float32(r.Float64() / 100)
+		}
+		tq, k1, k0 := float32(1.0/32767), float32(1.0003), float32(0.0003)
+		est, up := make([]float32, n), make([]float32, n)
+		west, wup := make([]float32, n), make([]float32, n)
+		quantEst(dots, scale, errs, tq, k1, k0, est, up)
+		quantEstGeneric(dots, scale, errs, tq, k1, k0, west, wup)
+		for i := range n {
+			if math.Float32bits(est[i]) != math.Float32bits(west[i]) {
+				t.Fatalf("n %d row %d: estimate %v, want %v", n, i, est[i], west[i])
+			}
+			if d := math.Abs(float64(up[i] - wup[i])); d > 1e-6 {
+				t.Fatalf("n %d row %d: bound %v, want %v", n, i, up[i], wup[i])
+			}
+		}
+	}
+}

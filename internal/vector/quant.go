@@ -190,24 +190,21 @@ func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi int, est, u
 	k1 := float32(1 + resid)
 	k0 := float32(resid + quantSlack)
 	var dots [scanBlock]int32
+	var block [scanBlock]float32
 	for b := lo; b < hi; b += scanBlock {
 		e := min(b+scanBlock, hi)
 		out := dots[:e-b]
 		dotsInt8(u, cs.data[b*cs.stride:e*cs.stride], cs.stride, out)
-		scale, errs, up := cs.scale[b:e], cs.err[b:e], upper[b:e]
 		if c == nil {
-			es := est[b:e]
-			for r, d := range out {
-				x := float32(d) * t * scale[r]
-				es[r] = x
-				up[r] = x + errs[r]*k1 + k0
-			}
+			quantEst(out, cs.scale[b:e], cs.err[b:e], t, k1, k0, est[b:e], upper[b:e])
 			continue
 		}
-		for r, d := range out {
-			x := float32(d) * t * scale[r]
-			up[r] = x + errs[r]*k1 + k0
-			c.offer(x, int32(b+r))
+		es := block[:e-b]
+		quantEst(out, cs.scale[b:e], cs.err[b:e], t, k1, k0, es, upper[b:e])
+		for r, x := range es {
+			if x > c.tau {
+				c.offer(x, int32(b+r))
+			}
 		}
 	}
 }
