@@ -18,7 +18,7 @@ import (
 //
 // The query q (unit length) is quantised to int16, q = t·u + ρ, and the
 // first pass computes the integer dot product u·c with a SIMD kernel
-// (dotsInt8). Its estimate s·t·(u·c) differs from q·x by at most
+// (dotsInt8), then each row's estimate and bound with another (quantEst). Its estimate s·t·(u·c) differs from q·x by at most
 //
 //	|q·r| + s·|ρ·c| ≤ e + ‖ρ‖·(1 + e)
 //
@@ -31,6 +31,9 @@ import (
 
 // quantMinRows is the store size from which Search uses the int8 first
 // pass; below it the float32 pass is as fast and needs no extra bound.
+// Measured in the interleaved peers benchmark (256 dimensions, top 100):
+// at 1,145 rows the float32 pass answers in 0.028 ms against 0.032 ms, at
+// 5,183 rows the int8 pass in 0.09 ms against 0.135 ms.
 const quantMinRows = 4096
 
 // codeStride is the length of a row of codes: the dimension rounded up to
