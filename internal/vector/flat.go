@@ -421,7 +421,8 @@ func topByHistogram(est []float32, k int, out []entry, hist *[histBuckets]int32)
 		}
 	}
 	if !(hi > lo) {
-		for id, x := range est {
+		// All equal (a zero query): any k are the k highest.
+		for id, x := range est[:k] {
 			out = append(out, entry{x, int32(id)})
 		}
 		return out

@@ -275,3 +275,24 @@ func TestQuantEstMatchesGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroQueryOnLargerStores checks the all-equal case of each first
+// pass: a zero query scores 0 against every row, so the result is the
+// first n ids.
+func TestZeroQueryOnLargerStores(t *testing.T) {
+	r := rand.New(rand.NewPCG(39, 39))
+	for _, n := range []int{1145, 5183, 40000} {
+		f := mustFlat(t, 32, clustered(r, n, 32, 10, 0.3))
+		q := make([]float32, 32)
+		for _, min := range []int{0, math.MaxInt} {
+			f.quantMin = min
+			got, err := f.Search(q, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := bruteForce(f, q, 100); !slices.Equal(got, want) {
+				t.Fatalf("n %d quantMin %d:\n got %v\nwant %v", n, min, got, want)
+			}
+		}
+	}
+}
