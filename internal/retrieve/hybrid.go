@@ -1,11 +1,12 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,20 +206,25 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		dense = nil
 	}
 
+	// The candidates of both legs, in a slice indexed through a map (no
+	// allocation per candidate, no map lookup while sorting).
 	type cand struct {
+		id               int
 		lexNorm, vecNorm float64
 		lexRaw, cos      float64
 		inLex, inVec     bool
 		score            float64
 	}
-	cands := map[int]*cand{}
+	cands := make([]cand, 0, len(lex)+len(dense))
+	at := make(map[int]int, len(lex)+len(dense))
 	get := func(id int) *cand {
-		c := cands[id]
-		if c == nil {
-			c = &cand{}
-			cands[id] = c
+		i, ok := at[id]
+		if !ok {
+			i = len(cands)
+			at[id] = i
+			cands = append(cands, cand{id: id})
 		}
-		return c
+		return &cands[i]
 	}
 	lexN := minmax(lex)
 	vecN := minmax(dense)
@@ -236,25 +242,31 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			c.score += (1 - w) / float64(RRFK+i+1)
 		}
 	}
-	ids := make([]int, 0, len(cands))
-	for id, c := range cands {
+	ranked := cands[:0]
+	for _, c := range cands {
 		if opt.Fusion == FusionMinMax {
 			c.score = c.lexNorm*w + c.vecNorm*(1-w)
 		}
 		if w == 1 && !c.inLex || w == 0 && !c.inVec {
 			continue
 		}
-		ids = append(ids, id)
+		ranked = append(ranked, c)
 	}
-	sort.Slice(ids, func(a, b int) bool {
-		ca, cb := cands[ids[a]], cands[ids[b]]
-		if ca.score != cb.score {
-			return ca.score > cb.score
+	slices.SortFunc(ranked, func(a, b cand) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
 		}
-		return ids[a] < ids[b]
+		return cmp.Compare(a.id, b.id)
 	})
-	if len(ids) > opt.K {
-		ids = ids[:opt.K]
+	if len(ranked) > opt.K {
+		ranked = ranked[:opt.K]
+	}
+	ids := make([]int, len(ranked))
+	for i, c := range ranked {
+		ids[i] = c.id
 	}
 	chs, err := s.ix.Chunks(ctx, ids)
 	if err != nil {
@@ -262,7 +274,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	out := make([]Result, 0, len(ids))
 	for i, id := range ids {
-		c := cands[id]
+		c := ranked[i]
 		ch := chs[i]
 		var ev float64
 		if !opt.NoEvidence {
