@@ -97,3 +97,34 @@ func benchQueries(ix *index.Index, n int) []string {
 	}
 	return qs
 }
+
+// BenchmarkIndexHybrid times only the default hybrid search (k = 4,
+// evidence scores) over a saved index, one query per op, for profiling
+// the work a search does besides its two legs:
+//
+//	SHIRUBE_BENCH_INDEX=/tmp/law/idx go test -run '^$' -bench IndexHybrid -cpuprofile /tmp/cpu.prof ./internal/retrieve/
+func BenchmarkIndexHybrid(b *testing.B) {
+	dir := os.Getenv("SHIRUBE_BENCH_INDEX")
+	if dir == "" {
+		b.Skip("SHIRUBE_BENCH_INDEX is not set")
+	}
+	ctx := context.Background()
+	ix, err := index.Open(ctx, dir, index.OpenOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	qs := benchQueries(ix, 500)
+	s := New(ix)
+	opt := Options{K: 4, BM25Weight: 0.6, AutoWeight: true}
+	for _, q := range qs[:50] { // warm-up (builds the int8 codes)
+		if _, _, err := s.Search(ctx, q, opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, _, err := s.Search(ctx, qs[i%len(qs)], opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

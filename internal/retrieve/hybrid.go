@@ -1,11 +1,12 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,8 +180,11 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	info.LexicalHits = len(lex)
 	info.ZeroHit = len(lex) == 0
+	// topNorm is the gate's normalised text of BM25's best chunk, reused
+	// by its evidence score when it is among the results.
+	var topNorm string
 	if auto {
-		if w, info.TopCoverage, err = s.gateWeight(ctx, info.Terms, idf, lex); err != nil {
+		if w, info.TopCoverage, topNorm, err = s.gateWeight(ctx, info.Terms, idf, lex); err != nil {
 			return nil, Info{}, err
 		}
 	}
@@ -205,20 +209,25 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 		dense = nil
 	}
 
+	// The candidates of both legs, in a slice indexed through a map (no
+	// allocation per candidate, no map lookup while sorting).
 	type cand struct {
+		id               int
 		lexNorm, vecNorm float64
 		lexRaw, cos      float64
 		inLex, inVec     bool
 		score            float64
 	}
-	cands := map[int]*cand{}
+	cands := make([]cand, 0, len(lex)+len(dense))
+	at := make(map[int]int, len(lex)+len(dense))
 	get := func(id int) *cand {
-		c := cands[id]
-		if c == nil {
-			c = &cand{}
-			cands[id] = c
+		i, ok := at[id]
+		if !ok {
+			i = len(cands)
+			at[id] = i
+			cands = append(cands, cand{id: id})
 		}
-		return c
+		return &cands[i]
 	}
 	lexN := minmax(lex)
 	vecN := minmax(dense)
@@ -236,25 +245,31 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 			c.score += (1 - w) / float64(RRFK+i+1)
 		}
 	}
-	ids := make([]int, 0, len(cands))
-	for id, c := range cands {
+	ranked := cands[:0]
+	for _, c := range cands {
 		if opt.Fusion == FusionMinMax {
 			c.score = c.lexNorm*w + c.vecNorm*(1-w)
 		}
 		if w == 1 && !c.inLex || w == 0 && !c.inVec {
 			continue
 		}
-		ids = append(ids, id)
+		ranked = append(ranked, c)
 	}
-	sort.Slice(ids, func(a, b int) bool {
-		ca, cb := cands[ids[a]], cands[ids[b]]
-		if ca.score != cb.score {
-			return ca.score > cb.score
+	slices.SortFunc(ranked, func(a, b cand) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
 		}
-		return ids[a] < ids[b]
+		return cmp.Compare(a.id, b.id)
 	})
-	if len(ids) > opt.K {
-		ids = ids[:opt.K]
+	if len(ranked) > opt.K {
+		ranked = ranked[:opt.K]
+	}
+	ids := make([]int, len(ranked))
+	for i, c := range ranked {
+		ids[i] = c.id
 	}
 	chs, err := s.ix.Chunks(ctx, ids)
 	if err != nil {
@@ -262,12 +277,16 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	}
 	out := make([]Result, 0, len(ids))
 	for i, id := range ids {
-		c := cands[id]
+		c := ranked[i]
 		ch := chs[i]
 		var ev float64
 		if !opt.NoEvidence {
 			cos := cosOf[id] // 0 when the chunk is not among the dense candidates
-			ev = round4(s.evidence(info.Terms, idf, qtype, ch.Text, cos, ew))
+			norm := topNorm
+			if norm == "" || id != lex[0].Chunk {
+				norm = analysis.Normalize(ch.Text)
+			}
+			ev = round4(s.evidenceNorm(info.Terms, idf, qtype, norm, cos, ew))
 		}
 		out = append(out, Result{
 			ChunkID:       ch.ID,
@@ -313,7 +332,7 @@ func (s *Searcher) denseLeg(ctx context.Context, query string, terms []string, n
 // gateWeight is AutoWeight's fusion weight for one query over an index with
 // the local embedder: 1 (BM25 alone) when BM25's best passage holds at least
 // GateCoverage of the query's words, else GateHybridWeight. It also returns
-// that share.
+// that share and the passage's normalised text (for its evidence score).
 //
 // The local vector leg is a compressed model of the same words BM25
 // matches. When the best BM25 passage already holds the query's words, the
@@ -321,19 +340,20 @@ func (s *Searcher) denseLeg(ctx context.Context, query string, terms []string, n
 // noise (on JSQuAD, where questions reuse the passage's words, every fixed
 // weight below 1 loses nDCG@10). When it does not (a paraphrase, as SciFact's
 // claims are), the vector leg's word associations help find the passage.
-func (s *Searcher) gateWeight(ctx context.Context, qterms []string, idf map[string]float64, lex []index.Hit) (float64, float64, error) {
+func (s *Searcher) gateWeight(ctx context.Context, qterms []string, idf map[string]float64, lex []index.Hit) (w, cov float64, topNorm string, err error) {
 	if len(lex) == 0 {
-		return GateHybridWeight, 0, nil
+		return GateHybridWeight, 0, "", nil
 	}
 	top, err := s.ix.Chunks(ctx, []int{lex[0].Chunk})
 	if err != nil {
-		return 0, 0, fmt.Errorf("read chunks: %w", err)
+		return 0, 0, "", fmt.Errorf("read chunks: %w", err)
 	}
-	cov := s.wordShare(qterms, idf, analysis.Normalize(top[0].Text))
+	topNorm = analysis.Normalize(top[0].Text)
+	cov = s.wordShare(qterms, idf, topNorm)
 	if cov >= GateCoverage {
-		return 1, cov, nil
+		return 1, cov, topNorm, nil
 	}
-	return GateHybridWeight, cov, nil
+	return GateHybridWeight, cov, topNorm, nil
 }
 
 // wordShare is the IDF-weighted share of the query's distinct word terms
@@ -393,7 +413,13 @@ func evidenceTerms(qterms []string) []string {
 // MissingTypeFactor: a passage on the right topic that lacks the asked
 // detail is the near miss the refusal must catch.
 func (s *Searcher) evidence(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string, cos, w float64) float64 {
-	cov := s.coverage(qterms, idfs, qtype, text)
+	return s.evidenceNorm(qterms, idfs, qtype, analysis.Normalize(text), cos, w)
+}
+
+// evidenceNorm is evidence of a chunk whose text is already normalised
+// (analysis.Normalize).
+func (s *Searcher) evidenceNorm(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, norm string, cos, w float64) float64 {
+	cov := s.coverage(qterms, idfs, qtype, norm)
 	if !s.ix.HasVectors() {
 		return cov
 	}
@@ -409,11 +435,12 @@ func (s *Searcher) evidence(qterms []string, idfs map[string]float64, qtype anal
 const MissingTypeFactor = 0.6
 
 // coverage is the IDF-weighted share of the query's distinct word terms
-// found in text. Character n-gram terms are left out: the n-grams that span
-// a particle and a word (「に感」「た端」) are rare, so they would weigh a lot
-// while saying nothing about the evidence. A query with no word terms at all
-// falls back to its n-grams.
-func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, text string) float64 {
+// found in norm, a chunk's text normalised by analysis.Normalize. Character
+// n-gram terms are left out: the n-grams that span a particle and a word
+// (「に感」「た端」) are rare, so they would weigh a lot while saying nothing
+// about the evidence. A query with no word terms at all falls back to its
+// n-grams.
+func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype analysis.AnswerType, norm string) float64 {
 	qterms = evidenceTerms(qterms)
 	if len(qterms) == 0 {
 		return 0
@@ -448,7 +475,7 @@ func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype anal
 	// many sentences and score lower than the passage that answers it.
 	var headings []string
 	var sentences []string
-	for _, line := range strings.Split(analysis.Normalize(text), "\n") {
+	for _, line := range strings.Split(norm, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue

@@ -127,14 +127,15 @@ func poolRecall(hits []Hit, pool []int32) int {
 func BenchmarkScan100k(b *testing.B) {
 	f, qs := benchStore(b)
 	q, _ := normalised(qs[0])
-	u, _, _ := quantQuery(q, f.codes.stride, f.codes.maxNorm)
+	u := make([]int16, f.codes.stride)
+	quantQuery(q, u, f.codes.maxNorm)
 	out := make([]int32, f.n)
 	for name, k := range kernels() {
 		b.Run("int8-"+name, func(b *testing.B) {
 			b.SetBytes(int64(len(f.codes.data)))
 			for b.Loop() {
-				for lo := 0; lo < f.n; lo += quantBlock {
-					hi := min(lo+quantBlock, f.n)
+				for lo := 0; lo < f.n; lo += scanBlock {
+					hi := min(lo+scanBlock, f.n)
 					k(u, f.codes.data[lo*f.codes.stride:hi*f.codes.stride], f.codes.stride, out[lo:hi])
 				}
 			}
@@ -144,7 +145,14 @@ func BenchmarkScan100k(b *testing.B) {
 		b.SetBytes(int64(4 * len(f.data)))
 		approx := make([]float32, f.n)
 		for b.Loop() {
-			f.scan(q, 0, f.n, 132, approx)
+			dotsF32Generic(q, f.data, approx)
+		}
+	})
+	b.Run("float32-dispatch", func(b *testing.B) {
+		b.SetBytes(int64(4 * len(f.data)))
+		approx := make([]float32, f.n)
+		for b.Loop() {
+			dotsF32(q, f.data, approx)
 		}
 	})
 }

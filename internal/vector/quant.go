@@ -18,7 +18,7 @@ import (
 //
 // The query q (unit length) is quantised to int16, q = t·u + ρ, and the
 // first pass computes the integer dot product u·c with a SIMD kernel
-// (dotsInt8). Its estimate s·t·(u·c) differs from q·x by at most
+// (dotsInt8), then each row's estimate and bound with another (quantEst). Its estimate s·t·(u·c) differs from q·x by at most
 //
 //	|q·r| + s·|ρ·c| ≤ e + ‖ρ‖·(1 + e)
 //
@@ -31,6 +31,9 @@ import (
 
 // quantMinRows is the store size from which Search uses the int8 first
 // pass; below it the float32 pass is as fast and needs no extra bound.
+// Measured in the interleaved peers benchmark (256 dimensions, top 100):
+// at 1,145 rows the float32 pass answers in 0.028 ms against 0.032 ms, at
+// 5,183 rows the int8 pass in 0.09 ms against 0.135 ms.
 const quantMinRows = 4096
 
 // codeStride is the length of a row of codes: the dimension rounded up to
@@ -150,19 +153,19 @@ func quantiseRow(row []float32, out []int8) (scale, errBound float32, norm float
 // kernelBound is the largest |u·c| the kernel may accumulate in int32.
 const kernelBound = math.MaxInt32 / 2
 
-// quantQuery quantises the unit query q to int16 codes of length stride
-// and returns them with their scale t and ‖q − t·u‖₂ (rounded up). The
+// quantQuery quantises the unit query q to int16 codes in u (of length
+// stride) and returns their scale t and ‖q − t·u‖₂ (rounded up). The
 // scale keeps |u_j| ≤ 32767 and ‖u‖·maxNorm ≤ kernelBound, so no dot
 // product with a stored row can overflow the kernel's int32 lanes.
-func quantQuery(q []float32, stride int, maxNorm float64) (u []int16, t float32, resid float64) {
-	u = make([]int16, stride)
+func quantQuery(q []float32, u []int16, maxNorm float64) (t float32, resid float64) {
+	clear(u)
 	var m, ss float64
 	for _, x := range q {
 		m = max(m, math.Abs(float64(x)))
 		ss += float64(x) * float64(x)
 	}
 	if m == 0 {
-		return u, 0, 0
+		return 0, 0
 	}
 	ts := m / 32767
 	// ‖u‖ ≈ ‖q‖/t; keep it within the kernel's range.
@@ -179,67 +182,32 @@ func quantQuery(q []float32, stride int, maxNorm float64) (u []int16, t float32,
 		r := float64(x) - float64(t)*v
 		rr += r * r
 	}
-	return u, t, math.Sqrt(rr)*(1+1e-6) + 1e-9
+	return t, math.Sqrt(rr)*(1+1e-6) + 1e-9
 }
 
-// quantScratch is the per-query memory of the int8 pass.
-type quantScratch struct {
-	upper []float32 // per row: an upper bound on its exact score
-}
-
-// searchQuant is Search's path over the int8 codes (see the comment at the
-// top of this file). qv is the normalised query, 0 < n < pool < f.n.
-func (f *Flat) searchQuant(qv []float32, n, pool int) ([]Hit, searchStats) {
-	total := f.n
-	u, t, resid := quantQuery(qv, f.codes.stride, f.codes.maxNorm)
-	sc, _ := f.qscratch.Get().(*quantScratch)
-	if sc == nil || cap(sc.upper) < total {
-		sc = &quantScratch{upper: make([]float32, total)}
-	}
-	defer f.qscratch.Put(sc)
-	upper := sc.upper[:total]
-
-	workers := min(runtime.GOMAXPROCS(0), max(1, total/16384))
-	heaps := make([]minHeap, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := total*w/workers, total*(w+1)/workers
-		wg.Go(func() {
-			heaps[w] = f.scanQuant(u, t, resid, lo, hi, pool, upper)
-		})
-	}
-	wg.Wait()
-	hits, st := f.rescore(qv, n, heaps, upper, 0)
-	st.quant = true
-	return hits, st
-}
-
-// quantBlock is how many rows the kernel scores per call: its int32
-// results stay in L1.
-const quantBlock = 256
-
-// scanQuant scores rows [lo, hi) with the int8 kernel, writes each row's
-// upper bound into upper and returns the pool best by estimate.
-func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi, pool int, upper []float32) minHeap {
-	c := f.codes
+// scanQuant scores rows [lo, hi) with the int8 kernel and writes each
+// row's upper bound into upper; if c is nil it writes the estimates into
+// est, else it offers them to c.
+func (f *Flat) scanQuant(u []int16, t float32, resid float64, lo, hi int, est, upper []float32, c *collector) {
+	cs := f.codes
 	k1 := float32(1 + resid)
 	k0 := float32(resid + quantSlack)
-	var dots [quantBlock]int32
-	h := make(minHeap, 0, pool)
-	for b := lo; b < hi; b += quantBlock {
-		e := min(b+quantBlock, hi)
+	var dots [scanBlock]int32
+	var block [scanBlock]float32
+	for b := lo; b < hi; b += scanBlock {
+		e := min(b+scanBlock, hi)
 		out := dots[:e-b]
-		dotsInt8(u, c.data[b*c.stride:e*c.stride], c.stride, out)
-		scale, errs, up := c.scale[b:e], c.err[b:e], upper[b:e]
-		for r, d := range out {
-			est := float32(d) * t * scale[r]
-			up[r] = est + errs[r]*k1 + k0
-			if len(h) < pool {
-				h.push(entry{est, int32(b + r)})
-			} else if est > h[0].score {
-				h.replaceTop(entry{est, int32(b + r)})
+		dotsInt8(u, cs.data[b*cs.stride:e*cs.stride], cs.stride, out)
+		if c == nil {
+			quantEst(out, cs.scale[b:e], cs.err[b:e], t, k1, k0, est[b:e], upper[b:e])
+			continue
+		}
+		es := block[:e-b]
+		quantEst(out, cs.scale[b:e], cs.err[b:e], t, k1, k0, es, upper[b:e])
+		for r, x := range es {
+			if x > c.tau {
+				c.offer(x, int32(b+r))
 			}
 		}
 	}
-	return h
 }

@@ -86,7 +86,8 @@ func TestQuantQueryCannotOverflow(t *testing.T) {
 	}
 	c := codes{stride: codeStride(dim)}
 	c.appendRow(flat)
-	u, tq, resid := quantQuery(flat, c.stride, c.maxNorm)
+	u := make([]int16, c.stride)
+	tq, resid := quantQuery(flat, u, c.maxNorm)
 	var s int64
 	for j := range dim {
 		s += int64(u[j]) * int64(c.data[j])
@@ -117,9 +118,12 @@ func TestQuantUpperBoundHolds(t *testing.T) {
 			if qi%2 == 1 {
 				q, _ = normalised(randomVec(r, dim))
 			}
-			u, tq, resid := quantQuery(q, f.codes.stride, f.codes.maxNorm)
+			u := make([]int16, f.codes.stride)
+			tq, resid := quantQuery(q, u, f.codes.maxNorm)
 			upper := make([]float32, f.n)
-			f.scanQuant(u, tq, resid, 0, f.n, 10, upper)
+			var c collector
+			c.reset(10)
+			f.scanQuant(u, tq, resid, 0, f.n, nil, upper, &c)
 			for id := range f.n {
 				if e := f.exact(q, id); float64(upper[id]) < e {
 					t.Fatalf("dim %d row %d: upper bound %g below exact score %g", dim, id, upper[id], e)
