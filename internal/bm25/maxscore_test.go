@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 )
@@ -227,5 +228,39 @@ func TestBoundsFormat(t *testing.T) {
 		if err := got.Verify(); err == nil {
 			t.Errorf("forged bound at %d: Verify accepted it", off)
 		}
+	}
+}
+
+// TestRealPrunedEqualsExhaustive compares the pruned and exhaustive searches
+// on real indexes and queries, in the files BenchmarkReal reads (BM25_BENCH).
+// Skipped when unset.
+func TestRealPrunedEqualsExhaustive(t *testing.T) {
+	spec := os.Getenv("BM25_BENCH")
+	if spec == "" {
+		t.Skip("BM25_BENCH not set")
+	}
+	for _, prefix := range strings.Split(spec, ",") {
+		data, err := os.ReadFile(prefix + ".bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := os.ReadFile(prefix + ".queries")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(text)), "\n")
+		for _, n := range []int{1, 10, 100, 1000} {
+			for _, l := range lines {
+				q := strings.Split(l, "\t")
+				if got, want := ix.search(q, n, pruned), ix.search(q, n, exhaustive); !sameHits(got, want) {
+					t.Fatalf("%s, n = %d, query %q: pruned and exhaustive differ", prefix, n, q)
+				}
+			}
+		}
+		t.Logf("%s: %d queries × n ∈ {1, 10, 100, 1000}: identical", prefix, len(lines))
 	}
 }
