@@ -38,8 +38,9 @@ import (
 //	           tf/(tf + norm) (float32, rounded up)
 //	crc32      4 bytes  CRC-32C (Castagnoli) of everything before it
 //
-// Version 2 added termMax and blocks, which Search prunes with; version 1
-// indexes are refused with an error that says to rebuild.
+// Version 2 added termMax and blocks, which Search prunes with; a version 1
+// index is refused with an ErrFormat that names it as older (index.Open
+// reports it as an index to rebuild, and `shirube index` rebuilds it).
 //
 // The postings are kept encoded in memory (Search decodes them on the fly;
 // one-byte varints dominate), so loading is: read the bytes, verify the
@@ -212,7 +213,7 @@ func decode(data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: bad magic %q", ErrFormat, data[:4])
 	}
 	if data[4] < formatVersion {
-		return nil, fmt.Errorf("%w: format version %d was written by an older shirube (this one reads %d): rebuild the index", ErrFormat, data[4], formatVersion)
+		return nil, fmt.Errorf("%w: format version %d was written by an older shirube (this one reads %d)", ErrFormat, data[4], formatVersion)
 	}
 	if data[4] != formatVersion {
 		return nil, fmt.Errorf("%w: unsupported version %d (this shirube reads %d)", ErrFormat, data[4], formatVersion)

@@ -211,8 +211,8 @@ func TestBoundsFormat(t *testing.T) {
 	old := bytes.Clone(body)
 	old[4] = 1
 	_, err := ReadIndex(bytes.NewReader(withCRC(old)))
-	if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "rebuild the index") {
-		t.Errorf("version 1 index: err = %v, want ErrFormat saying to rebuild", err)
+	if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "older shirube") {
+		t.Errorf("version 1 index: err = %v, want ErrFormat naming an older version", err)
 	}
 
 	if len(ix.blocks) == 0 {
