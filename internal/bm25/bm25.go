@@ -415,6 +415,11 @@ const (
 )
 
 func (ix *Index) search(query []string, n, how int) []Hit {
+	return ix.searchWin(query, n, how, window)
+}
+
+// searchWin is search with the pruned search's window size given.
+func (ix *Index) searchWin(query []string, n, how, win int) []Hit {
 	if n <= 0 || len(ix.docLen) == 0 {
 		return nil
 	}
@@ -439,7 +444,7 @@ func (ix *Index) search(query []string, n, how int) []Hit {
 	}
 	var h hitHeap
 	if how == pruned {
-		h = ix.searchPruned(qs, n, s)
+		h = ix.searchPruned(qs, n, s, win)
 	} else {
 		h = ix.searchAll(qs, n, s)
 	}

@@ -234,8 +234,9 @@ func (c *cursor) accumulate(w0, w1, n int, norm []float32, acc []float64, seen [
 }
 
 // searchPruned is the pruned search over resolved query terms (see the
-// comment at the top of this file).
-func (ix *Index) searchPruned(qs []queryTerm, n int, s *scratch) hitHeap {
+// comment at the top of this file) with windows of win documents (window;
+// tests use smaller ones), a multiple of 64 and at most 65536.
+func (ix *Index) searchPruned(qs []queryTerm, n int, s *scratch, win int) hitHeap {
 	nd := len(ix.docLen)
 	m := len(qs)
 	if cap(s.cur) < m {
@@ -245,10 +246,10 @@ func (ix *Index) searchPruned(qs []queryTerm, n int, s *scratch) hitHeap {
 		s.below = make([]float64, m)
 		s.ess = make([]bool, m)
 	}
-	if s.wacc == nil {
-		s.wacc = make([]float64, window)
-		s.seen = make([]uint64, window/64)
-		s.matched = make([]uint64, window/64)
+	if len(s.wacc) != win {
+		s.wacc = make([]float64, win)
+		s.seen = make([]uint64, win/64)
+		s.matched = make([]uint64, win/64)
 	}
 	cur, order, bound, below, ess := s.cur[:m], s.order[:m], s.bound[:m], s.below[:m], s.ess[:m]
 	acc, seen, matched := s.wacc, s.seen, s.matched
@@ -272,8 +273,8 @@ func (ix *Index) searchPruned(qs []queryTerm, n int, s *scratch) hitHeap {
 	norm := ix.norm
 	h := make(hitHeap, 0, n)
 	theta := math.Inf(-1) // score of the n-th hit once there are n
-	for w0 := 0; w0 < nd; w0 += window {
-		w1 := min(w0+window, nd)
+	for w0 := 0; w0 < nd; w0 += win {
+		w1 := min(w0+win, nd)
 		// Window bounds, terms sorted by them (insertion sort: queries are
 		// short; ties keep the query order).
 		total := 0.0

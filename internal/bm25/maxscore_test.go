@@ -100,9 +100,15 @@ func TestPrunedEqualsExhaustive(t *testing.T) {
 			n := ns[r.IntN(len(ns))]
 			want := ix.search(q, n, exhaustive)
 			for _, x := range []*Index{ix, loaded} {
-				for _, how := range []int{pruned, auto} {
-					if got := x.search(q, n, how); !sameHits(got, want) {
-						t.Fatalf("corpus %d (%d docs, %+v), n = %d, query %q:\npruned %v\nall    %v", c, docs, p, n, q, got, want)
+				if got := x.search(q, n, auto); !sameHits(got, want) {
+					t.Fatalf("corpus %d (%d docs, %+v), n = %d, query %q:\nauto %v\nall  %v", c, docs, p, n, q, got, want)
+				}
+				// Windows of 64 to 4,096 documents: many windows per
+				// corpus, so skipped windows and cursors carried from
+				// one window to the next are exercised too.
+				for _, win := range []int{64, 192, 1024, window} {
+					if got := x.searchWin(q, n, pruned, win); !sameHits(got, want) {
+						t.Fatalf("corpus %d (%d docs, %+v), window %d, n = %d, query %q:\npruned %v\nall    %v", c, docs, p, win, n, q, got, want)
 					}
 				}
 			}
@@ -148,7 +154,7 @@ func TestPrunedComposed(t *testing.T) {
 		for range 50 {
 			q := []string{draw(), draw(), draw(), draw(), draw()}
 			for _, n := range []int{1, 10, 100} {
-				if got, want := ix.search(q, n, pruned), ix.search(q, n, exhaustive); !sameHits(got, want) {
+				if got, want := ix.searchWin(q, n, pruned, 256), ix.search(q, n, exhaustive); !sameHits(got, want) {
 					t.Fatalf("compose %d, n = %d, query %q:\npruned %v\nall    %v", c, n, q, got, want)
 				}
 			}
