@@ -319,9 +319,10 @@ func TestVerifyForgedPostings(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := buf.Bytes()[:buf.Len()-4]
-	// The postings section is the tail of the body; term "a" comes first
-	// with postings (1,1)(1,1)(1,1). Make the second delta jump past N.
-	postStart := len(body) - len(ix.post)
+	// The postings section comes just before the score bounds at the tail
+	// of the body; term "a" comes first with postings (1,1)(1,1)(1,1). Make
+	// the second delta jump past N.
+	postStart := len(body) - len(ix.post) - len(ix.tmax) - len(ix.blocks)
 	forged := slices.Clone(body)
 	forged[postStart+2] = 0x7f
 	got, err := ReadIndex(bytes.NewReader(withCRC(forged)))

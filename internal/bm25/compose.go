@@ -162,6 +162,7 @@ func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
 	}
 	ix.post = post
 	ix.finish()
+	ix.computeBounds()
 	return ix, st, nil
 }
 

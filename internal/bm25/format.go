@@ -13,12 +13,12 @@ import (
 	"unicode/utf8"
 )
 
-// On-disk format, version 1. All integers are unsigned LEB128 varints
+// On-disk format, version 2. All integers are unsigned LEB128 varints
 // (minimal encodings only) unless stated otherwise; fixed-width numbers are
 // little-endian.
 //
 //	magic      4 bytes  "SBM5"
-//	version    1 byte   1
+//	version    1 byte   2
 //	flags      1 byte   bit 0: Params.QueryTF
 //	k1, b      2 × 8 bytes IEEE 754 float64
 //	N          documents
@@ -30,7 +30,17 @@ import (
 //	postings   P bytes: per term, per document (doc-id delta, tf) where the
 //	           delta is from the previous doc id of the term, the first from
 //	           -1 (so every delta ≥ 1)
+//	termMax    V × float32: per term the largest tf/(tf + norm) of its
+//	           postings, rounded up (see bounds.go)
+//	blocks     per term with df > 64, ⌈df/64⌉ entries of 12 bytes in term
+//	           order: the block's last doc id (uint32), the end of its bytes
+//	           in the term's postings (uint32) and its largest
+//	           tf/(tf + norm) (float32, rounded up)
 //	crc32      4 bytes  CRC-32C (Castagnoli) of everything before it
+//
+// Version 2 added termMax and blocks, which Search prunes with; a version 1
+// index is refused with an ErrFormat that names it as older (index.Open
+// reports it as an index to rebuild, and `shirube index` rebuilds it).
 //
 // The postings are kept encoded in memory (Search decodes them on the fly;
 // one-byte varints dominate), so loading is: read the bytes, verify the
@@ -42,7 +52,7 @@ import (
 // checks them all when wanted.
 const (
 	magic         = "SBM5"
-	formatVersion = 1
+	formatVersion = 2
 	headerFixed   = len(magic) + 1 + 1 + 16
 )
 
@@ -78,6 +88,8 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 		cw.uvarint(uint64(ix.poffs[i+1] - ix.poffs[i]))
 	}
 	cw.write(ix.post)
+	cw.write(ix.tmax)
+	cw.write(ix.blocks)
 	var sum [4]byte
 	binary.LittleEndian.PutUint32(sum[:], cw.crc)
 	cw.crcOff = true
@@ -200,8 +212,11 @@ func decode(data []byte) (*Index, error) {
 	if string(data[:4]) != magic {
 		return nil, fmt.Errorf("%w: bad magic %q", ErrFormat, data[:4])
 	}
+	if data[4] < formatVersion {
+		return nil, fmt.Errorf("%w: format version %d was written by an older shirube (this one reads %d)", ErrFormat, data[4], formatVersion)
+	}
 	if data[4] != formatVersion {
-		return nil, fmt.Errorf("%w: unsupported version %d", ErrFormat, data[4])
+		return nil, fmt.Errorf("%w: unsupported version %d (this shirube reads %d)", ErrFormat, data[4], formatVersion)
 	}
 	body := data[:len(data)-4]
 	if got, want := crc32Sum(body), binary.LittleEndian.Uint32(data[len(data)-4:]); got != want {
@@ -272,6 +287,8 @@ func decode(data []byte) (*Index, error) {
 		ix.vocab[t] = int32(i)
 	}
 	total := 0
+	nBlocks := 0
+	boffs := make([]uint32, nTerms+1)
 	for i := range nTerms {
 		df := d.uvarint("document frequency")
 		size := d.uvarint("postings size")
@@ -289,12 +306,19 @@ func decode(data []byte) (*Index, error) {
 		}
 		ix.df[i] = uint32(df)
 		ix.poffs[i+1] = total
+		nBlocks += blocksOf(uint32(df))
+		boffs[i+1] = uint32(nBlocks)
 	}
-	if total != nPost || len(body)-d.off != nPost {
-		return nil, fmt.Errorf("%w: postings section is %d bytes, directory says %d, header says %d",
-			ErrFormat, len(body)-d.off, total, nPost)
+	tail := 4*nTerms + blockEntry*nBlocks
+	if total != nPost || len(body)-d.off != nPost+tail {
+		return nil, fmt.Errorf("%w: postings and bounds are %d bytes, directory says %d + %d, header says %d",
+			ErrFormat, len(body)-d.off, total, tail, nPost)
 	}
-	ix.post = body[d.off:len(body):len(body)]
+	end := d.off + nPost
+	ix.post = body[d.off:end:end]
+	ix.tmax = body[end : end+4*nTerms : end+4*nTerms]
+	ix.blocks = body[end+4*nTerms : len(body) : len(body)]
+	ix.boffs = boffs
 	ix.finish()
 	return ix, nil
 }
@@ -304,6 +328,8 @@ func decode(data []byte) (*Index, error) {
 // oversized tf, or a count that differs from the document frequency.
 // [ReadIndex] skips this for speed (the checksum already guards against
 // corruption); call it for untrusted input.
+//
+// It also checks the score bounds against the postings.
 func (ix *Index) Verify() error {
 	n := uint32(len(ix.docLen))
 	for i, t := range ix.terms {
@@ -320,7 +346,7 @@ func (ix *Index) Verify() error {
 				ErrFormat, t, count, ix.df[i], used, len(p))
 		}
 	}
-	return nil
+	return ix.verifyBounds()
 }
 
 // crc32Sum is the checksum the format uses.
