@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AnswerKind is the kind of fact a question asks for.
@@ -286,4 +288,69 @@ func Defines(norm, term string) bool {
 // ない」 answers a question about the penalty as well as a fine does.
 func MentionsPenalty(norm string) bool {
 	return penaltyRe.MatchString(norm) || penaltyExprRe.MatchString(norm)
+}
+
+// askedVerbRe finds the word a who/where question asks about: the kanji
+// run right after the interrogative and its particle (「どこへ届け出る」→
+// 届, 「どこが運営している」→ 運営, 「誰の許可を受ける」→ 許可, 「どの会議で決定」→
+// 決定).
+var askedVerbRe = regexp.MustCompile(`(?:誰|だれ|どこ|どちら|どの[\p{Han}\p{Katakana}ー]+)(?:が|に|へ|で|から|を|の|と|まで|より)?(?:は|も)?(\p{Han}+)`)
+
+// AskedVerb returns the word a who or where question attaches to its
+// interrogative (see askedVerbRe), or "".
+func AskedVerb(q string) string {
+	if m := askedVerbRe.FindStringSubmatch(Normalize(q)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// NamesAgent reports whether a sentence names an organisation, authority
+// or role (whoExprRe, or an upper-case acronym such as IPA or JPCERT/CC)
+// that the question does not already name: the word around the match — its
+// run of kanji and katakana — must not be one of the question's own words,
+// so that 「防火管理者を定め…」 does not answer 「防火管理者を選任したら、どこへ
+// 届け出る？」 while 「所轄消防長…に届け出なければならない」 does. A ministry's
+// ordinance (省令, 府令) names no one.
+func NamesAgent(text, question string) bool {
+	q := Normalize(question)
+	for _, a := range acronymRe.FindAllString(text, -1) {
+		if !strings.Contains(q, strings.ToLower(a)) {
+			return true
+		}
+	}
+	norm := Normalize(text)
+	for _, m := range whoExprRe.FindAllStringIndex(norm, -1) {
+		if strings.HasPrefix(norm[m[1]:], "令") {
+			continue
+		}
+		s, e := m[0], m[1]
+		for s > 0 {
+			r, n := utf8.DecodeLastRuneInString(norm[:s])
+			if !isKanaKanjiWord(r) {
+				break
+			}
+			s -= n
+		}
+		for e < len(norm) {
+			r, n := utf8.DecodeRuneInString(norm[e:])
+			if !isKanaKanjiWord(r) {
+				break
+			}
+			e += n
+		}
+		if !strings.Contains(q, norm[s:e]) {
+			return true
+		}
+	}
+	return false
+}
+
+// acronymRe finds an upper-case acronym, the way organisations are often
+// named (IPA, NIST, JPCERT/CC).
+var acronymRe = regexp.MustCompile(`\b[A-Z][A-Z0-9]+(?:[/&][A-Z0-9]+)*\b`)
+
+// isKanaKanjiWord reports whether r belongs to a kanji or katakana word.
+func isKanaKanjiWord(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Katakana, r) || r == 'ー'
 }

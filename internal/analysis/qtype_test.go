@@ -101,3 +101,38 @@ func TestDefinitionsAndArticles(t *testing.T) {
 		t.Error("Refers must match whole article references only")
 	}
 }
+
+func TestAskedVerb(t *testing.T) {
+	tests := []struct{ q, want string }{
+		{"保安責任者を選んだら、どこへ届け出ますか？", "届"},
+		{"このサイトはどこが運営していますか", "運営"},
+		{"誰の許可を受けますか", "許可"},
+		{"どの会議で決定されたものですか", "決定"},
+		{"いつまでに提出しますか", ""},
+	}
+	for _, tt := range tests {
+		if got := AskedVerb(tt.q); got != tt.want {
+			t.Errorf("AskedVerb(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}
+
+func TestNamesAgent(t *testing.T) {
+	const q = "保安責任者を選んだら、どこへ届け出ますか？"
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"事業者は、保安責任者を選び、必要な業務を行わせなければならない。", true}, // 事業者 is not the question's word
+		{"保安責任者を選び、保安上必要な業務を行わせなければならない。", false},  // only the question's own role
+		{"その旨を所轄の監督署長に届け出なければならない。", true},
+		{"経済産業省令で定めるところにより届け出る。", false},   // an ordinance names no one
+		{"ABC、XYZ/DEF が共同で運営しています。", true}, // acronyms
+		{"届出の様式は別に定める。", false},
+	}
+	for _, tt := range tests {
+		if got := NamesAgent(tt.text, q); got != tt.want {
+			t.Errorf("NamesAgent(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}

@@ -97,9 +97,55 @@ type candidate struct {
 	// defines is set when it defines the term a definition question asks
 	// about (analysis.Defines).
 	defines bool
+	// acts is set, for a who question, when it names an agent together
+	// with the act the question asks about (analysis.AskedVerb).
+	acts bool
+	// note is the key of the note it belongs to ("*1", "注2"), refs the
+	// keys of the note markers it carries (see notes.go).
+	note string
+	refs []noteRef
 	// number is the item number of its line ("1.") when it is the line's
 	// first sentence; answers keep it so that steps read as steps.
 	number string
+	// prev and next are the sentences before and after it in the
+	// document: in its chunk, or across the join of a stitched chunk.
+	prev, next *candidate
+	// pairRel is the relevance of this sentence read together with next
+	// (see pairRelevance); 0 when the two do not pair.
+	pairRel float64
+}
+
+// linkNeighbours sets each candidate's prev and next: the sentences around
+// it in its chunk, and across the join of two stitched chunks (succ).
+//
+// A chunk whose first line goes on from its predecessor's last line
+// (midLine) has that line's sentences belong to the same note.
+func linkNeighbours(cands []*candidate, succ map[int]int, midLine map[int]bool) {
+	first := map[int]*candidate{}
+	last := map[int]*candidate{}
+	for i, c := range cands {
+		if first[c.chunk] == nil {
+			first[c.chunk] = c
+		}
+		last[c.chunk] = c
+		if i > 0 && cands[i-1].chunk == c.chunk {
+			c.prev, cands[i-1].next = cands[i-1], c
+		}
+	}
+	for i, j := range succ {
+		a, b := last[i], first[j]
+		if a == nil || b == nil {
+			continue
+		}
+		a.next, b.prev = b, a
+		if midLine[j] && a.note != "" {
+			for _, c := range cands {
+				if c.chunk == j && c.line == b.line && c.note == "" {
+					c.note = a.note
+				}
+			}
+		}
+	}
 }
 
 // Generate answers query from results, which are in rank order. When no
@@ -114,26 +160,35 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	qterms := e.tok.Terms(query)
 	content := uniqueContent(qterms)
 	qtype := analysis.QuestionType(query)
-	term := ""
-	if qtype.Kind == analysis.KindDefinition {
+	term, verb := "", ""
+	switch qtype.Kind {
+	case analysis.KindDefinition:
 		term = analysis.DefinedTerm(query)
+	case analysis.KindWho:
+		verb = analysis.AskedVerb(query)
 	}
 
 	var cands []*candidate
 	headings := make([]map[string]bool, len(results))
+	texts, succ, midLine := stitchChunks(results, readTexts(results))
 	for ci, r := range results {
 		headings[ci] = termSet(e.tok.Terms(r.Heading + "\n" + strings.Join(headingLines(r.Text), "\n")))
 		pos := 0
-		text := r.Text
+		text := texts[ci]
 		pdf := strings.EqualFold(path.Ext(r.Source), ".pdf")
-		if pdf {
-			text = unwrapPDF(text)
-		}
 		info := candidateLineInfo(text)
+		notes, labelOnly := lineNotes(text)
 		for li, line := range lineSentences(text) {
+			if labelOnly[li] {
+				continue // a note's label alone states nothing
+			}
 			for si, s := range line {
 				ns := analysis.Normalize(s)
 				typed := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure && qtype.Satisfied(ns)
+				if qtype.Kind == analysis.KindWho {
+					// An agent the question names itself answers nothing.
+					typed = analysis.NamesAgent(s, query)
+				}
 				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed {
 					continue // a PDF title, page header or table cell, not a statement
 				}
@@ -149,6 +204,12 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
 					defines: analysis.Defines(ns, term),
+					// A who question is answered where the agent and
+					// the asked act meet (「…消防署長に届け出なければならない」
+					// for 「どこへ届け出る」).
+					acts: typed && verb != "" && strings.Contains(ns, verb),
+					note: notes[li],
+					refs: noteRefs(s),
 				})
 				if si == 0 && li < len(info) {
 					cands[len(cands)-1].number = info[li].number
@@ -157,6 +218,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 			}
 		}
 	}
+	linkNeighbours(cands, succ, midLine)
 	weights := idfWeights(content, cands)
 	var total float64
 	for _, t := range content {
@@ -179,6 +241,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 			if c.defines {
 				c.rel *= definitionBonus
 			}
+			if c.acts {
+				c.rel *= actBonus
+			}
 			if isQuestion(c.text) {
 				// A question in the evidence (an FAQ's 「問３．…ですか。」)
 				// repeats the user's words but answers nothing.
@@ -187,16 +252,20 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 	}
 
+	for _, c := range cands {
+		c.pairRel = e.pairRelevance(c, c.next, content, weights, total, headings, qtype)
+	}
+
 	var picked []*candidate
 	if qtype.Kind == analysis.KindProcedure {
 		picked = e.procedureSection(cands, results, qterms)
 	}
 	if picked == nil {
-		picked = e.pick(cands, results, content, weights, qtype)
+		picked = e.pick(cands, results, content, weights, qtype, query)
 	}
 	var cited map[int]int
 	a.Text, a.Evidence, cited = compose(picked, results)
-	v := VerifyClaims(a.Text, citedTexts(cited, results), e.tok, 0)
+	v := VerifyClaims(a.Text, citedTexts(cited, texts), e.tok, 0)
 	a.Verification = &v
 	if err := ctx.Err(); err != nil {
 		return Answer{}, fmt.Errorf("extractive answer: %w", err)
@@ -311,6 +380,79 @@ func referringPenalty(cands []*candidate, best *candidate, results []retrieve.Re
 	return nil
 }
 
+// pairRelevance scores two adjacent sentences read as one passage: the
+// query coverage of the two together, the type factor of whichever holds
+// the asked kind of fact, and the rank bonus of the better-ranked chunk. A
+// fact often spans two sentences — the one that names the subject and the
+// one that states the fact (「…掲示することによって行うことができる。この場合
+// においては、…二週間を経過したときに…到達したものとみなす。」) — and neither
+// alone outscores a sentence elsewhere that repeats more of the question's
+// words. A pair that ends with a question, or that mixes a table row with
+// prose, does not pair; 0 means no pair.
+func (e *Extractive) pairRelevance(a, b *candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool, qtype analysis.AnswerType) float64 {
+	if b == nil || total <= 0 || a.cov <= 0 && b.cov <= 0 || isQuestion(b.text) {
+		return 0
+	}
+	if strings.HasPrefix(a.text, "|") != strings.HasPrefix(b.text, "|") {
+		return 0
+	}
+	if a.runes+b.runes > e.opt.MaxRunes {
+		return 0
+	}
+	cov := 0.0
+	for _, t := range content {
+		switch {
+		case a.terms[t] || b.terms[t]:
+			cov += weights[t]
+		case headings[a.chunk][t] || headings[b.chunk][t]:
+			cov += headingShare * weights[t]
+		}
+	}
+	cov /= total
+	rel := cov*typeFactor(qtype, a.typed || b.typed) + e.opt.RankBonus/float64(min(a.chunk, b.chunk)+1)
+	if a.defines || b.defines {
+		rel *= definitionBonus
+	}
+	return rel
+}
+
+// pairMargin is how much more than the best single sentence a pair of
+// adjacent sentences must score to be the answer's core.
+const pairMargin = 0.4
+
+// noteSentence returns the sentence of a note that a picked sentence
+// refers to by its marker, from the same page: of the note's sentences the
+// one that adds the most query coverage (gain), the one holding the asked
+// kind of fact on a tie; a note of a word the question uses (normalised
+// query) counts double. nil when no picked sentence carries a marker or
+// no note sentence adds anything.
+func noteSentence(picked, cands []*candidate, results []retrieve.Result, gain func(*candidate) float64, query string) *candidate {
+	var best *candidate
+	bestScore := 0.0
+	for _, p := range picked {
+		file := results[p.chunk].File
+		for _, ref := range p.refs {
+			for _, c := range cands {
+				if c.note != ref.key || c == p || results[c.chunk].File != file {
+					continue
+				}
+				score := gain(c)
+				if c.typed {
+					score += 1e-6 + 0.5*score
+				}
+				if ref.word != "" && strings.Contains(query, ref.word) {
+					// The note of the word the question asks about.
+					score *= 2
+				}
+				if score > bestScore {
+					best, bestScore = c, score
+				}
+			}
+		}
+	}
+	return best
+}
+
 // tocEntry matches a table-of-contents entry: a title and its page number
 // joined by a run of leader characters (「問 21．… ______ 14」「２.１ 原則 ..... 4」).
 var tocEntry = regexp.MustCompile(`[_＿]{5,}|[.．・…‥]{5,}|(?:\. ){4,}`)
@@ -331,6 +473,10 @@ func isQuestion(s string) bool {
 	}
 	return false
 }
+
+// actBonus multiplies the relevance of a sentence that names an agent
+// doing what a who question asks about.
+const actBonus = 1.3
 
 // definitionBonus multiplies the relevance of a sentence that defines the
 // term a definition question asks about.
@@ -379,7 +525,7 @@ func idfWeights(terms []string, cands []*candidate) map[string]float64 {
 }
 
 // pick chooses the answer sentences.
-func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content []string, weights map[string]float64, qtype analysis.AnswerType) []*candidate {
+func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content []string, weights map[string]float64, qtype analysis.AnswerType, query string) []*candidate {
 	procedure := qtype.Kind == analysis.KindProcedure
 	var best *candidate
 	for _, c := range cands {
@@ -389,6 +535,24 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 	}
 	if best == nil {
 		return nil
+	}
+	// Two adjacent sentences that together cover clearly more of the
+	// question (or hold the asked fact) than the best single one are
+	// taken together.
+	var forced *candidate
+	if e.opt.MaxSentences >= 2 && !procedure {
+		var bp *candidate
+		for _, c := range cands {
+			if c.pairRel > 0 && (bp == nil || c.pairRel > bp.pairRel) {
+				bp = c
+			}
+		}
+		if bp != nil && bp.pairRel > best.rel*(1+pairMargin) {
+			best, forced = bp, bp.next
+			if forced.rel > best.rel {
+				best, forced = forced, best
+			}
+		}
 	}
 	picked := []*candidate{best}
 	used := best.runes
@@ -406,15 +570,7 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 			covered[t] = true
 		}
 	}
-	var prev, next *candidate
-	for _, c := range cands {
-		if c.chunk == best.chunk && c.pos == best.pos-1 {
-			prev = c
-		}
-		if c.chunk == best.chunk && c.pos == best.pos+1 {
-			next = c
-		}
-	}
+	prev, next := best.prev, best.next
 	gainOf := func(c *candidate) float64 {
 		g := 0.0
 		for _, t := range content {
@@ -451,10 +607,28 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 	}
 	switch {
 	case e.opt.MaxSentences < 2:
+	case forced != nil:
+		take(forced)
 	case gp > gn:
 		take(prev)
 	case gn >= 0:
 		take(next)
+	}
+
+	// A quoted sentence that carries a note marker (「JVN（*1）」, a cell
+	// 「○（注 2）」) is followed by the sentence of that note — on the same
+	// page — that adds the most to the answer: the note often holds what
+	// the marked word leaves out (who runs the site, the condition of the
+	// ○). It takes the place of the neighbour when both do not fit.
+	if c := noteSentence(picked, cands, results, gainOf, analysis.Normalize(query)); c != nil && !isPicked[c] {
+		if !fits(c) && len(picked) > 1 && picked[len(picked)-1] != forced {
+			drop := picked[len(picked)-1]
+			picked, used = picked[:len(picked)-1], used-drop.runes
+			delete(isPicked, drop)
+		}
+		if fits(c) {
+			take(c)
+		}
 	}
 
 	// A penalty question whose best sentence is the provision it asks
@@ -691,17 +865,26 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 	return b.String(), ev, cited
 }
 
-// citedTexts maps citation numbers to the full text of the result each
-// one cites (PDF text with its wrapped lines joined, as answers quote it);
-// cited maps a citation number to an index into results.
-func citedTexts(cited map[int]int, results []retrieve.Result) map[int]string {
+// readTexts returns the text of each result as answers quote it: PDF text
+// with its wrapped lines joined.
+func readTexts(results []retrieve.Result) []string {
+	out := make([]string, len(results))
+	for i, r := range results {
+		out[i] = r.Text
+		if strings.EqualFold(path.Ext(r.Source), ".pdf") {
+			out[i] = unwrapPDF(r.Text)
+		}
+	}
+	return out
+}
+
+// citedTexts maps citation numbers to the text each one cites (as the
+// answer read it: stitched, PDF lines joined); cited maps a citation number
+// to an index into texts.
+func citedTexts(cited map[int]int, texts []string) map[int]string {
 	out := make(map[int]string, len(cited))
 	for n, i := range cited {
-		text := results[i].Text
-		if strings.EqualFold(path.Ext(results[i].Source), ".pdf") {
-			text = unwrapPDF(text)
-		}
-		out[n] = text
+		out[n] = texts[i]
 	}
 	return out
 }

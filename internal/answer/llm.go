@@ -260,7 +260,7 @@ func (g *LLM) finish(ctx context.Context, query string, results []retrieve.Resul
 				uncited = append(uncited, r.Text)
 			}
 		}
-		v := verifyClaims(a.Text, citedTexts(cited, results), uncited, tok, g.opt.MinClaimCoverage)
+		v := verifyClaims(a.Text, citedTexts(cited, readTexts(results)), uncited, tok, g.opt.MinClaimCoverage)
 		if !g.opt.LexicalOnly {
 			// The model's second opinion on what the lexical check could
 			// not confirm (paraphrases), on the evidence numbered as cited.

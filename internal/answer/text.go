@@ -89,9 +89,11 @@ func unwrapPDF(text string) string {
 	var out []string
 	for _, line := range lines {
 		t := strings.TrimSpace(line)
-		if n := len(out); n > 0 && t != "" && !headingLine.MatchString(t) && bulletPrefix.FindString(t) == "" && !strings.HasPrefix(t, "|") && !strings.HasPrefix(out[n-1], "|") {
+		if n := len(out); n > 0 && t != "" && !headingLine.MatchString(t) && bulletPrefix.FindString(t) == "" && !strings.HasPrefix(t, "|") && !strings.HasPrefix(out[n-1], "|") && !isNoteLabel(t) {
 			prev := out[n-1]
-			if utf8.RuneCountInString(prev) >= wrapWidth && !headingLine.MatchString(prev) && !endsSentence(prev) && !numberedStart.MatchString(t) {
+			// A line that ends with a note marker (「…JVN（*1）」) ends no
+			// sentence: the marker's closing bracket is not a full stop.
+			if utf8.RuneCountInString(prev) >= wrapWidth && !headingLine.MatchString(prev) && (!endsSentence(prev) || noteTailRe.MatchString(prev)) && !numberedStart.MatchString(t) {
 				sep := ""
 				if r, _ := utf8.DecodeLastRuneInString(prev); r < 0x3000 {
 					if f, _ := utf8.DecodeRuneInString(t); f < 0x3000 {

@@ -1,0 +1,183 @@
+package answer
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// pdfChunk is chunk n of page 2 of a PDF.
+func pdfChunk(n int, heading, text string) retrieve.Result {
+	return retrieve.Result{ChunkID: "database/pdf/guide/page_002.md_" + string(rune('0'+n)), File: "database/pdf/guide/page_002.md",
+		Source: "guide.pdf", Page: 2, Heading: heading, Text: text}
+}
+
+// TestExtractiveSelectsTheAnsweringSentence: for each mechanism of answer
+// selection, a small document where the sentence that repeats most of the
+// question's words is not the one that answers it.
+func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
+	gen := NewExtractive(bigrams{}, ExtractiveOptions{})
+	tests := []struct {
+		name    string
+		query   string
+		results []retrieve.Result
+		want    []string // the answer must contain each
+		notWant string   // … and must not contain this
+	}{
+		{
+			// The sentence that names the subject is cut by the chunk
+			// window; the next chunk repeats its end and goes on with the
+			// sentence that states when. Both chunks are retrieved.
+			name:  "a sentence cut by the chunk window is completed from the next chunk",
+			query: "公告を掲示板に貼り出した場合、いつ届いたものとみなされますか？",
+			results: []retrieve.Result{
+				lawChunk(2, "手続法 > 第九条（公告）", "# 手続法\n#### 第九条（公告）\nその旨を事務所の掲示板に貼り出すことによって公告することができる。この場合においては、貼り出した日から十日を経過したときに、その者に届いたものとみなす。"),
+				lawChunk(1, "手続法 > 第九条（公告）", "# 手続法\n#### 第九条（公告）\n官庁は、相手の住所が知れないときは、通知に代えて、その旨を事務所の掲示板に貼り出すことによって公告することができる"),
+				lawChunk(5, "手続法 > 第十二条（閲覧）", "# 手続法\n#### 第十二条（閲覧）\n相手は、公告の後いつでも、掲示板に貼り出した書面の閲覧を求めることができる。"),
+			},
+			want: []string{"通知に代えて、その旨を事務所の掲示板に貼り出すことによって公告することができる。", "貼り出した日から十日を経過したとき"},
+		},
+		{
+			// The fact spans two sentences: the first names the subject,
+			// the second holds the date; a sentence elsewhere repeats all
+			// of the question's words but holds no date.
+			name:  "two adjacent sentences together",
+			query: "年次点検の報告書はいつまでに提出しますか？",
+			results: []retrieve.Result{
+				lawChunk(7, "規程 > 第九条（保存）", "# 規程\n#### 第九条（保存）\n年次点検の報告書は、提出した報告書の写しとともに保存する。"),
+				lawChunk(1, "規程 > 第三条（報告）", "# 規程\n#### 第三条（報告）\n年次点検を終えた者は、点検の報告書を作成する。作成したものは、翌月の十日までに提出しなければならない。"),
+			},
+			want: []string{"点検の報告書を作成する。", "翌月の十日までに提出"},
+		},
+		{
+			// The first paragraph names the role the question names (and
+			// more of its words); the second names the authority together
+			// with the asked act.
+			name:  "who: the authority with the asked act, not the role the question names",
+			query: "保安法で倉庫の保安責任者を選んだら、どこへ届け出ますか？",
+			results: []retrieve.Result{
+				lawChunk(1, "保安法 > 第五条", "# 保安法\n#### 第五条\n倉庫、車庫、貯蔵所その他の保管施設（これらに準ずるものとして省令で定める屋外の置場を含む。以下同じ。）で省令で定める規模以上のものの所有者は、省令で定める資格を有する者のうちから保安責任者を選び、当該倉庫について保安計画の作成、当該保安計画に基づく点検、通報及び避難の訓練の実施、消火の用に供する設備の点検及び整備、火気の使用に関する監督、構造及び設備の維持管理その他保安上必要な業務を行わせなければならない。\n\n２　前項の所有者は、保安責任者を選んだときは、遅滞なくその旨を所轄の監督署長に届け出なければならない。"),
+			},
+			want: []string{"監督署長に届け出"},
+		},
+		{
+			// The sentence that names the site carries a footnote marker;
+			// the footnote, lower on the same page, says who runs it.
+			name:  "footnote marker resolved on the same page",
+			query: "情報共有サイト「KSN」はどこが運営していますか？",
+			results: []retrieve.Result{
+				pdfChunk(0, "2. 情報の集約", "# 2. 情報の集約\n本報告では、1）各社が公開した情報、2）情報共有サイト KSN（*1）で公表した情報を集約しています。\n（*1）\nKousei Sharing Network：情報共有サイト。ABC、XYZ/DEF が共同で運営しています。"),
+			},
+			want: []string{"ABC、XYZ/DEF が共同で運営しています。", "KSN（*1）"},
+		},
+		{
+			// A table cell says ○ with a note; the note, below other rows
+			// and notes, says on what condition.
+			name:  "table note marker resolved",
+			query: "防虫剤のカンファーは、肌に直接触れる製品にも配合できますか？",
+			results: []retrieve.Result{
+				pdfChunk(1, "表 2 配合できる成分", "# 表 2 配合できる成分\n| 成分名 | 衣類用 | 肌に直接触れる製品 |\n|---|---|---|\n| カンファー | 衣類用: 0.50 | 肌に直接触れる製品: ○（注 3） |\n| メントール | 衣類用: 0.10 | 肌に直接触れる製品: 0.10 |\n| ナフタレン | 衣類用: ○ | 肌に直接触れる製品: |\n（注 1）空欄は、配合できないことを示す。\n（注 2）○印は、上限がないことを示す。\n（注 3）洗い流すものに限り、配合することができる。"),
+			},
+			want: []string{"洗い流すものに限り"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := gen.Generate(context.Background(), tt.query, tt.results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(a.Text, w) {
+					t.Errorf("answer %q lacks %q", a.Text, w)
+				}
+			}
+			if tt.notWant != "" && strings.Contains(a.Text, tt.notWant) {
+				t.Errorf("answer %q holds %q", a.Text, tt.notWant)
+			}
+			if n := len([]rune(a.Text)); n > 250+20 {
+				t.Errorf("answer is %d characters, want it short", n)
+			}
+			if a.Verification == nil || a.Verification.SupportedRate < 1 {
+				t.Errorf("verification %+v: every quoted sentence must be found in the chunk it cites", a.Verification)
+			}
+		})
+	}
+}
+
+// TestStitchPair: a chunk that repeats the end of the previous one gives
+// it the rest of the cut sentence and starts after it; chunks that do not
+// overlap stay as they are.
+func TestStitchPair(t *testing.T) {
+	tests := []struct {
+		name, a, b     string
+		wantA, wantB   string
+		wantOK, wantML bool
+	}{
+		{"cut mid-sentence",
+			"# H\n前文である。官庁は、相手の住所が知れないときは、掲示板に貼り出すことができる",
+			"# H\n住所が知れないときは、掲示板に貼り出すことができる。この場合は十日で届く。\n次の段落。",
+			"# H\n前文である。官庁は、相手の住所が知れないときは、掲示板に貼り出すことができる。", "# H\nこの場合は十日で届く。\n次の段落。", true, true},
+		{"cut at a line end",
+			"# H\n一行目の文である。\n二行目の文で、まだ続く文章がここにある",
+			"# H\n二行目の文で、まだ続く文章がここにある\n三行目。",
+			"# H\n一行目の文である。\n二行目の文で、まだ続く文章がここにある", "# H\n三行目。", true, false},
+		{"no overlap",
+			"# H\n一つ目の章の文である。",
+			"# H\nまったく別の章の文章がここから始まる。",
+			"# H\n一つ目の章の文である。", "# H\nまったく別の章の文章がここから始まる。", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b, ml, ok := stitchPair(tt.a, tt.b)
+			if ok != tt.wantOK || ml != tt.wantML {
+				t.Fatalf("ok, midLine = %v, %v; want %v, %v", ok, ml, tt.wantOK, tt.wantML)
+			}
+			if a != tt.wantA || b != tt.wantB {
+				t.Errorf("got\n%q\n%q\nwant\n%q\n%q", a, b, tt.wantA, tt.wantB)
+			}
+		})
+	}
+}
+
+// TestNoteMarkers: markers in running text are references; a marker that
+// opens a line is a note's label.
+func TestNoteMarkers(t *testing.T) {
+	refs := []struct {
+		text string
+		want []string // key/word pairs
+	}{
+		{"情報共有サイト KSN（*1）で公表した情報", []string{"*1", "ksn"}},
+		{"○（注 2）", []string{"注2", ""}},
+		{"対象品目※3 を除く", []string{"※3", "対象品目"}},
+		{"（注 1）空欄は配合できないことを示す。", nil},
+		{"第3条の規定による。", nil},
+	}
+	for _, tt := range refs {
+		var got []string
+		for _, r := range noteRefs(tt.text) {
+			got = append(got, r.key, r.word)
+		}
+		if strings.Join(got, "/") != strings.Join(tt.want, "/") {
+			t.Errorf("noteRefs(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+	labels := []struct {
+		line, key, rest string
+		ok              bool
+	}{
+		{"（*1）", "*1", "", true},
+		{"（注 2）肌に触れる製品に限る。", "注2", "肌に触れる製品に限る。", true},
+		{"※1 速報値である。", "※1", "速報値である。", true},
+		{"注記）本方針は…", "", "", false},
+		{"2）情報共有サイト", "", "", false},
+	}
+	for _, tt := range labels {
+		key, rest, ok := noteLabel(tt.line)
+		if key != tt.key || rest != tt.rest || ok != tt.ok {
+			t.Errorf("noteLabel(%q) = %q, %q, %v; want %q, %q, %v", tt.line, key, rest, ok, tt.key, tt.rest, tt.ok)
+		}
+	}
+}
