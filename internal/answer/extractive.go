@@ -110,9 +110,10 @@ type candidate struct {
 	// prev and next are the sentences before and after it in the
 	// document: in its chunk, or across the join of a stitched chunk.
 	prev, next *candidate
-	// pairRel is the relevance of this sentence read together with next
-	// (see pairRelevance); 0 when the two do not pair.
-	pairRel float64
+	// winRel is the relevance of the best window of winLen sentences that
+	// starts with this one (see windowRelevance); 0 when none counts.
+	winRel float64
+	winLen int
 }
 
 // linkNeighbours sets each candidate's prev and next: the sentences around
@@ -252,8 +253,15 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 	}
 
+	e.answersInherit(cands, content, weights, total, headings, qtype)
 	for _, c := range cands {
-		c.pairRel = e.pairRelevance(c, c.next, content, weights, total, headings, qtype)
+		win := []*candidate{c}
+		for n := c.next; n != nil && len(win) < maxWindow; n = n.next {
+			win = append(win, n)
+			if r := e.windowRelevance(win, content, weights, total, headings, qtype); r > c.winRel {
+				c.winRel, c.winLen = r, len(win)
+			}
+		}
 	}
 
 	var picked []*candidate
@@ -380,43 +388,117 @@ func referringPenalty(cands []*candidate, best *candidate, results []retrieve.Re
 	return nil
 }
 
-// pairRelevance scores two adjacent sentences read as one passage: the
-// query coverage of the two together, the type factor of whichever holds
-// the asked kind of fact, and the rank bonus of the better-ranked chunk. A
-// fact often spans two sentences — the one that names the subject and the
-// one that states the fact (「…掲示することによって行うことができる。この場合
-// においては、…二週間を経過したときに…到達したものとみなす。」) — and neither
-// alone outscores a sentence elsewhere that repeats more of the question's
-// words. A pair that ends with a question, or that mixes a table row with
-// prose, does not pair; 0 means no pair.
-func (e *Extractive) pairRelevance(a, b *candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool, qtype analysis.AnswerType) float64 {
-	if b == nil || total <= 0 || a.cov <= 0 && b.cov <= 0 || isQuestion(b.text) {
+// windowRelevance scores adjacent sentences read as one passage: the query
+// coverage of them together, the type factor of whichever holds the asked
+// kind of fact, and the rank bonus of the better-ranked chunk. A fact often
+// spans two sentences — the one that names the subject and the one that
+// states the fact (「…掲示することによって行うことができる。この場合において
+// は、…二週間を経過したときに…到達したものとみなす。」) — and neither alone
+// outscores a sentence elsewhere that repeats more of the question's words;
+// a title block spans short lines (the title, its date, the body that
+// decided it). Three or four sentences form a window only when each is a
+// short line (shortLine runes). A window that ends with a question, or
+// that mixes table rows with prose, does not count; 0 means no window.
+func (e *Extractive) windowRelevance(win []*candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool, qtype analysis.AnswerType) float64 {
+	if len(win) < 2 || total <= 0 || isQuestion(win[len(win)-1].text) {
 		return 0
 	}
-	if strings.HasPrefix(a.text, "|") != strings.HasPrefix(b.text, "|") {
-		return 0
-	}
-	if a.runes+b.runes > e.opt.MaxRunes {
-		return 0
-	}
-	cov := 0.0
-	for _, t := range content {
-		switch {
-		case a.terms[t] || b.terms[t]:
-			cov += weights[t]
-		case headings[a.chunk][t] || headings[b.chunk][t]:
-			cov += headingShare * weights[t]
+	runes, typed, defines, acts, any := 0, false, false, false, false
+	row := strings.HasPrefix(win[0].text, "|")
+	for _, c := range win {
+		if strings.HasPrefix(c.text, "|") != row || len(win) > 2 && c.runes > shortLine {
+			return 0
 		}
+		runes += c.runes
+		typed = typed || c.typed
+		defines = defines || c.defines
+		acts = acts || c.acts
+		any = any || c.cov > 0
 	}
-	cov /= total
-	rel := cov*typeFactor(qtype, a.typed || b.typed) + e.opt.RankBonus/float64(min(a.chunk, b.chunk)+1)
-	if a.defines || b.defines {
+	if !any || runes > e.opt.MaxRunes {
+		return 0
+	}
+	cov := unionCoverage(win, content, weights, total, headings)
+	first := win[0].chunk
+	for _, c := range win {
+		first = min(first, c.chunk)
+	}
+	rel := cov*typeFactor(qtype, typed) + e.opt.RankBonus/float64(first+1)
+	if defines {
 		rel *= definitionBonus
+	}
+	if acts {
+		rel *= actBonus
 	}
 	return rel
 }
 
-// pairMargin is how much more than the best single sentence a pair of
+// shortLine is the longest sentence that may join a window of more than
+// two: a title, a date line, a table cell.
+const shortLine = 40
+
+// maxWindow is the most sentences a window holds.
+const maxWindow = 4
+
+// unionCoverage is the weighted share of the query that the candidates
+// cover together (a term only in the heading of a chunk of theirs counts
+// headingShare).
+func unionCoverage(cs []*candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool) float64 {
+	cov := 0.0
+	for _, t := range content {
+		inText, inHeading := false, false
+		for _, c := range cs {
+			inText = inText || c.terms[t]
+			inHeading = inHeading || headings[c.chunk][t]
+		}
+		switch {
+		case inText:
+			cov += weights[t]
+		case inHeading:
+			cov += headingShare * weights[t]
+		}
+	}
+	return cov / total
+}
+
+// faqAnswerSpan is how many sentences after a question in the evidence
+// count as its answer.
+const faqAnswerSpan = 4
+
+// answersInherit lets the sentences that answer a question written in the
+// evidence — an FAQ's 「問 21．…登録申請を行うことはできますか。」 followed
+// by 「（答）…具体的には、…として記載すれば…」 — be scored with that
+// question's words as well as their own: the FAQ's question repeats what
+// the user asks, its answer holds what the user wants, in other words.
+// The answer is the few sentences after the question, up to the next one;
+// a sentence keeps the better of its own relevance and the inherited one.
+func (e *Extractive) answersInherit(cands []*candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool, qtype analysis.AnswerType) {
+	if total <= 0 {
+		return
+	}
+	for _, q := range cands {
+		if q.cov <= 0 || !isQuestion(q.text) {
+			continue
+		}
+		a := q.next
+		for n := 0; a != nil && n < faqAnswerSpan && !isQuestion(a.text); n, a = n+1, a.next {
+			if a.cov <= 0 {
+				continue
+			}
+			cov := unionCoverage([]*candidate{q, a}, content, weights, total, headings)
+			rel := cov*typeFactor(qtype, a.typed) + e.opt.RankBonus/float64(a.chunk+1)
+			if a.defines {
+				rel *= definitionBonus
+			}
+			if a.acts {
+				rel *= actBonus
+			}
+			a.rel = max(a.rel, rel)
+		}
+	}
+}
+
+// pairMargin is how much more than the best single sentence a window of
 // adjacent sentences must score to be the answer's core.
 const pairMargin = 0.4
 
@@ -536,22 +618,27 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 	if best == nil {
 		return nil
 	}
-	// Two adjacent sentences that together cover clearly more of the
-	// question (or hold the asked fact) than the best single one are
-	// taken together.
-	var forced *candidate
+	// Adjacent sentences that together cover clearly more of the question
+	// (or hold the asked fact) than the best single one are taken
+	// together; the best of them leads.
+	var forced []*candidate
 	if e.opt.MaxSentences >= 2 && !procedure {
-		var bp *candidate
+		var bw *candidate
 		for _, c := range cands {
-			if c.pairRel > 0 && (bp == nil || c.pairRel > bp.pairRel) {
-				bp = c
+			if c.winRel > 0 && (bw == nil || c.winRel > bw.winRel) {
+				bw = c
 			}
 		}
-		if bp != nil && bp.pairRel > best.rel*(1+pairMargin) {
-			best, forced = bp, bp.next
-			if forced.rel > best.rel {
-				best, forced = forced, best
+		if bw != nil && bw.winRel > best.rel*(1+pairMargin) {
+			var win []*candidate
+			for c, n := bw, 0; n < bw.winLen; c, n = c.next, n+1 {
+				win = append(win, c)
 			}
+			lead := slices.IndexFunc(win, func(c *candidate) bool {
+				return !slices.ContainsFunc(win, func(o *candidate) bool { return o.rel > c.rel })
+			})
+			best = win[lead]
+			forced = slices.Delete(win, lead, lead+1)
 		}
 	}
 	picked := []*candidate{best}
@@ -608,11 +695,30 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 	switch {
 	case e.opt.MaxSentences < 2:
 	case forced != nil:
-		take(forced)
+		for _, c := range forced {
+			take(c)
+		}
 	case gp > gn:
 		take(prev)
 	case gn >= 0:
 		take(next)
+	}
+
+	// When nothing picked so far holds the asked kind of fact, the
+	// sentence of the best one's page that holds it — and shares a word
+	// with the question — is taken: an FAQ answers 「いつまで使えますか」
+	// two lines below the heading that repeats the question's words
+	// (「○…の免除」… 「適用期限のない恒久的な措置となります。」).
+	if qtype.Kind != analysis.KindNone && !procedure && !slices.ContainsFunc(picked, func(c *candidate) bool { return c.typed }) {
+		var sup *candidate
+		for _, c := range cands {
+			if c.typed && c.rel > 0 && !isPicked[c] && results[c.chunk].File == results[best.chunk].File && fits(c) && (sup == nil || c.rel > sup.rel) {
+				sup = c
+			}
+		}
+		if sup != nil {
+			take(sup)
+		}
 	}
 
 	// A quoted sentence that carries a note marker (「JVN（*1）」, a cell
@@ -621,7 +727,7 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 	// the marked word leaves out (who runs the site, the condition of the
 	// ○). It takes the place of the neighbour when both do not fit.
 	if c := noteSentence(picked, cands, results, gainOf, analysis.Normalize(query)); c != nil && !isPicked[c] {
-		if !fits(c) && len(picked) > 1 && picked[len(picked)-1] != forced {
+		if !fits(c) && len(picked) > 1 && !slices.Contains(forced, picked[len(picked)-1]) {
 			drop := picked[len(picked)-1]
 			picked, used = picked[:len(picked)-1], used-drop.runes
 			delete(isPicked, drop)

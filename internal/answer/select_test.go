@@ -82,6 +82,40 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"洗い流すものに限り"},
 		},
+		{
+			// An FAQ page: the heading repeats the question's words, the
+			// answer to 「いつまで」 sits two questions further down.
+			name:  "the sentence of the page that holds the asked kind of fact",
+			query: "小口返金における返金書類の交付省略の特例は、いつまで使える措置ですか？",
+			results: []retrieve.Result{
+				pdfChunk(0, "", "○小口返金における返金書類の交付省略の特例\n問 3．対象者を教えてください。\n（答）\n特に制限はありません。すべての方が対象となります。\n問 4．使える期間について教えてください。\n（答）\n期限の定めのない恒久的な措置です。"),
+			},
+			want: []string{"期限の定めのない恒久的な措置です。"},
+		},
+		{
+			// An FAQ's question repeats the user's question; its answer
+			// says what to do in other words.
+			name:  "the answer under an FAQ question that matches",
+			query: "制度が始まった後に登録を申し込む場合、希望日はどう書けばよいですか？",
+			results: []retrieve.Result{
+				pdfChunk(3, "", "問 9．制度が始まった後に、登録を申し込むことはできますか。\n（答）\n制度の開始後でも申し込みは可能です。\n具体的には、申込書に提出日から 15 日以後の日を「登録希望日」として記入してください。"),
+				pdfChunk(1, "", "問 7．制度が始まる前に登録を申し込む期限はいつですか。\n（答）\n制度の開始前に登録を受けるための申し込みの期限は、制度が始まる日の前日です。\n※ 制度の開始の日より後の日の登録を希望する場合には、申込書に登録希望日を書く必要があります。"),
+			},
+			want: []string{"提出日から 15 日以後の日"},
+		},
+		{
+			// A title page: the title, the date and the body that decided
+			// it stand on short lines of their own.
+			name:  "a title block of short lines",
+			query: "「公用車の共同利用に関する基本方針」の2022年4月1日版は、どの会議で決定されたものですか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/pdf/policy/page_005.md_2", File: "database/pdf/policy/page_005.md", Source: "policy.pdf", Page: 5, Heading: "1 はじめに",
+					Text: "# 1 はじめに\nこのような状況において、「車両の運用に関する計画」（2019 年 3 月 1 日車両管理推進会議決定）では、公用車を優先することとされた。"},
+				{ChunkID: "database/pdf/policy/page_001.md_0", File: "database/pdf/policy/page_001.md", Source: "policy.pdf", Page: 1,
+					Text: "公用車の共同利用に関する基本方針\n2022 年（令和 4 年）4 月 1 日\n地域交通推進会議幹事会決定\n〔キーワード〕\n公用車、共同利用"},
+			},
+			want: []string{"地域交通推進会議幹事会決定"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
