@@ -354,3 +354,39 @@ var acronymRe = regexp.MustCompile(`\b[A-Z][A-Z0-9]+(?:[/&][A-Z0-9]+)*\b`)
 func isKanaKanjiWord(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Katakana, r) || r == 'ー'
 }
+
+// DefinesByApposition reports whether a normalised sentence defines term
+// in apposition rather than with 「とは」: 「term、すなわち、…」「term、つまり…」,
+// or the abbreviation clause of legal text and guidelines,
+// 「term（以下「…」という。）」 — the sentence then says what term is
+// right after naming it.
+func DefinesByApposition(norm, term string) bool {
+	if term == "" {
+		return false
+	}
+	for i := 0; ; {
+		k := strings.Index(norm[i:], term)
+		if k < 0 {
+			return false
+		}
+		rest := strings.TrimLeft(norm[i+k+len(term):], "」』 ")
+		for _, p := range []string{"、すなわち", "すなわち", "、つまり", "、即ち", "(以下"} {
+			if strings.HasPrefix(rest, p) {
+				return true
+			}
+		}
+		i += k + len(term)
+	}
+}
+
+// excludedRe finds what a question sets aside: 「（特に大規模なものを除く）」,
+// 「…以外の」, 「…は除いて」 — the phrase back to the previous bracket or
+// comma, with the excluding word.
+var excludedRe = regexp.MustCompile(`[^、。,()「」『』]{1,30}?(?:を|は)?(?:除く|除いて|除き|以外)`)
+
+// ExcludedPhrases returns the phrases of a question that name what it
+// does not ask about (see excludedRe), normalised: their words describe
+// the other case, so evidence that repeats them answers the wrong one.
+func ExcludedPhrases(q string) []string {
+	return excludedRe.FindAllString(Normalize(q), -1)
+}

@@ -136,3 +136,37 @@ func TestNamesAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestDefinesByApposition(t *testing.T) {
+	tests := []struct {
+		sent, term string
+		want       bool
+	}{
+		{"各課は、共同利用優先原則、すなわち、共用の設備を第一候補として検討する。", "共同利用優先原則", true},
+		{"「共同利用優先原則」、つまり共用の設備を先に検討する考え方である。", "共同利用優先原則", true},
+		{"共用の設備を使う事業者(以下「利用者」という。)は、届け出る。", "共用の設備を使う事業者", true},
+		{"共同利用優先原則を具体化し、各課が検討する。", "共同利用優先原則", false},
+		{"すなわち、共用の設備を第一候補とする。", "共同利用優先原則", false},
+	}
+	for _, tt := range tests {
+		if got := DefinesByApposition(Normalize(tt.sent), tt.term); got != tt.want {
+			t.Errorf("DefinesByApposition(%q, %q) = %v, want %v", tt.sent, tt.term, got, tt.want)
+		}
+	}
+}
+
+func TestExcludedPhrases(t *testing.T) {
+	tests := []struct {
+		q    string
+		want []string
+	}{
+		{"計画届が必要な工事（特に大規模なものを除く）を始める場合、どこへ届け出ますか？", []string{"特に大規模なものを除く"}},
+		{"本店以外の事務所では、誰が責任者になりますか", []string{"本店以外"}},
+		{"計画はいつまでに届け出ますか", nil},
+	}
+	for _, tt := range tests {
+		if got := ExcludedPhrases(tt.q); !slices.Equal(got, tt.want) {
+			t.Errorf("ExcludedPhrases(%q) = %q, want %q", tt.q, got, tt.want)
+		}
+	}
+}

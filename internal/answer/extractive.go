@@ -159,7 +159,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	}
 	a := Answer{Generator: GeneratorExtractive}
 	qterms := e.tok.Terms(query)
-	content := uniqueContent(qterms)
+	content, excluded := withoutExcluded(uniqueContent(qterms), query, e.tok)
 	qtype := analysis.QuestionType(query)
 	term, verb := "", ""
 	switch qtype.Kind {
@@ -196,6 +196,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 				if tocEntry.MatchString(s) {
 					continue // a table-of-contents entry points at the answer, it holds none
 				}
+				if bracketLabel.MatchString(s) {
+					continue // 「（答）」「【参考】」 label what follows, they state nothing
+				}
 				cands = append(cands, &candidate{
 					chunk: ci, pos: pos, line: li, text: s,
 					runes: utf8.RuneCountInString(s),
@@ -204,7 +207,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					typed: typed,
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
-					defines: analysis.Defines(ns, term),
+					defines: analysis.Defines(ns, term) || analysis.DefinesByApposition(ns, term),
 					// A who question is answered where the agent and
 					// the asked act meet (「…消防署長に届け出なければならない」
 					// for 「どこへ届け出る」).
@@ -244,6 +247,9 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 			}
 			if c.acts {
 				c.rel *= actBonus
+			}
+			if len(excluded) > 0 && describesExcluded(c, excluded) {
+				c.rel *= excludedFactor
 			}
 			if isQuestion(c.text) {
 				// A question in the evidence (an FAQ's 「問３．…ですか。」)
@@ -535,9 +541,61 @@ func noteSentence(picked, cands []*candidate, results []retrieve.Result, gain fu
 	return best
 }
 
+// withoutExcluded drops from content the terms that only the question's
+// excluded phrases hold (「（特に大規模なものを除く）」, analysis.ExcludedPhrases):
+// they describe the case the question sets aside, and a sentence that
+// repeats them answers that case.
+//
+// The dropped terms come back as excluded.
+func withoutExcluded(content []string, query string, tok Tokenizer) (_, excluded []string) {
+	phrases := analysis.ExcludedPhrases(query)
+	if len(phrases) == 0 {
+		return content, nil
+	}
+	rest := analysis.Normalize(query)
+	inPhrase := map[string]bool{}
+	for _, p := range phrases {
+		rest = strings.Replace(rest, p, "、", 1)
+		for _, t := range tok.Terms(p) {
+			inPhrase[t] = true
+		}
+	}
+	kept := termSet(tok.Terms(rest))
+	out := slices.DeleteFunc(slices.Clone(content), func(t string) bool {
+		if inPhrase[t] && !kept[t] {
+			excluded = append(excluded, t)
+			return true
+		}
+		return false
+	})
+	return out, excluded
+}
+
+// describesExcluded reports whether a sentence holds most of the terms of
+// what the question excludes (at least half, and at least one that is not
+// a request or predicate word): it describes the case set aside.
+func describesExcluded(c *candidate, excluded []string) bool {
+	n, strong := 0, false
+	for _, t := range excluded {
+		if c.terms[t] {
+			n++
+			strong = strong || !analysis.IsPredicate(t) && isContentTerm(t)
+		}
+	}
+	return strong && 2*n >= len(excluded)
+}
+
+// excludedFactor scales the relevance of a sentence that describes what
+// the question excludes.
+const excludedFactor = 0.7
+
 // tocEntry matches a table-of-contents entry: a title and its page number
 // joined by a run of leader characters (「問 21．… ______ 14」「２.１ 原則 ..... 4」).
 var tocEntry = regexp.MustCompile(`[_＿]{5,}|[.．・…‥]{5,}|(?:\. ){4,}`)
+
+// bracketLabel matches a line that is only a short bracketed label:
+// 「（答）」「【参考】」「(注)」.
+var bracketLabel = regexp.MustCompile(`^[（(【\[〔][^）)】\]〕]{1,6}[）)】\]〕]$`)
 
 // questionFactor scales the relevance of a sentence that is itself a
 // question.

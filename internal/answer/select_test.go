@@ -116,6 +116,17 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"地域交通推進会議幹事会決定"},
 		},
+		{
+			// The question sets the large works aside; the paragraph about
+			// them repeats its words, the next one answers.
+			name:  "what the question excludes",
+			query: "倉庫を建てる工事（特に大規模なものを除く）を始める場合、いつまでに計画を届け出ますか？",
+			results: []retrieve.Result{
+				lawChunk(1, "建築法 > 第八条（計画の届出）", "# 建築法\n#### 第八条（計画の届出）\n２　事業者は、倉庫を建てる工事のうち重大な事故を生ずるおそれがある特に大規模な工事（複数の区画にまたがるもの及び地下に設ける部分を含む。）で、省令で定めるものを始めようとするときは、その計画を当該工事の開始の日の三十日前までに、省令で定めるところにより、大臣に届け出なければならない。\n\n３　事業者は、倉庫その他政令で定める建物を建てる工事（倉庫を建てる工事にあつては、前項の省令で定める工事を除く。）で、省令で定めるもの（仮設の建物に係るものを含む。）を始めようとするときは、その計画を当該工事の開始の日の十四日前までに、省令で定めるところにより、監督署長に届け出なければならない。"),
+			},
+			want:    []string{"十四日前までに"},
+			notWant: "三十日前までに",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
