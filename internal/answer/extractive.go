@@ -162,10 +162,12 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	content, excluded := withoutExcluded(uniqueContent(qterms), query, e.tok)
 	qtype := analysis.QuestionType(query)
 	term, verb := "", ""
-	switch qtype.Kind {
-	case analysis.KindDefinition:
+	if qtype.Kind == analysis.KindDefinition || strings.Contains(analysis.Normalize(query), "とは") {
+		// 「「関係者」とは、具体的に誰のことですか」 asks who by asking
+		// what a term means: the sentence that defines it answers.
 		term = analysis.DefinedTerm(query)
-	case analysis.KindWho:
+	}
+	if qtype.Kind == analysis.KindWho {
 		verb = analysis.AskedVerb(query)
 	}
 
@@ -190,7 +192,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					// An agent the question names itself answers nothing.
 					typed = analysis.NamesAgent(s, query)
 				}
-				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed {
+				if pdf && utf8.RuneCountInString(s) < 12 && !endsSentence(s) && !typed && !(li < len(info) && info[li].item) {
 					continue // a PDF title, page header or table cell, not a statement
 				}
 				if tocEntry.MatchString(s) {
@@ -207,7 +209,7 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 					typed: typed,
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
-					defines: analysis.Defines(ns, term) || analysis.DefinesByApposition(ns, term),
+					defines: analysis.Defines(paragraphMark.ReplaceAllString(ns, ""), term) || analysis.DefinesByApposition(ns, term),
 					// A who question is answered where the agent and
 					// the asked act meet (「…消防署長に届け出なければならない」
 					// for 「どこへ届け出る」).
@@ -593,6 +595,21 @@ const excludedFactor = 0.7
 // joined by a run of leader characters (「問 21．… ______ 14」「２.１ 原則 ..... 4」).
 var tocEntry = regexp.MustCompile(`[_＿]{5,}|[.．・…‥]{5,}|(?:\. ){4,}`)
 
+// paragraphMark matches the mark that opens a paragraph of some legal
+// texts (「○４　関係者とは、…」).
+var paragraphMark = regexp.MustCompile(`^[○◯]`)
+
+// listAnnouncement matches the words with which a sentence announces the
+// list below it.
+var listAnnouncement = regexp.MustCompile(`(?:以下|次|下記)の(?:ような|とおり|通り|[\p{Han}\p{Katakana}]+(?:が|を|に|は))|(?:以下|次|下記)のとおり|次に掲げる`)
+
+// announcesList reports whether a sentence announces the list that follows
+// it and ends there (with 。 or a colon).
+func announcesList(s string) bool {
+	s = strings.TrimSpace(s)
+	return listAnnouncement.MatchString(s) && (strings.HasSuffix(s, "。") || strings.HasSuffix(s, "：") || strings.HasSuffix(s, ":"))
+}
+
 // bracketLabel matches a line that is only a short bracketed label:
 // 「（答）」「【参考】」「(注)」.
 var bracketLabel = regexp.MustCompile(`^[（(【\[〔][^）)】\]〕]{1,6}[）)】\]〕]$`)
@@ -827,6 +844,21 @@ func (e *Extractive) pick(cands []*candidate, results []retrieve.Result, content
 			}
 			line = c.line
 			if isPicked[c] {
+				continue
+			}
+			if !fits(c) || len(picked) >= e.opt.MaxSentences+maxExtraSteps {
+				break
+			}
+			take(c)
+		}
+	}
+
+	// A sentence that announces a list (「…以下のような認証が存在する。」「次
+	// のとおりである。」) is answered by the list: the lines that follow it
+	// in its chunk are taken in order while they fit.
+	if !procedure && announcesList(best.text) {
+		for _, c := range cands {
+			if c.chunk != best.chunk || c.line <= best.line || isPicked[c] {
 				continue
 			}
 			if !fits(c) || len(picked) >= e.opt.MaxSentences+maxExtraSteps {

@@ -127,6 +127,27 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			want:    []string{"十四日前までに"},
 			notWant: "三十日前までに",
 		},
+		{
+			// 「とは…誰」 asks who by asking what a term means; the law
+			// marks its paragraphs with ○.
+			name:  "who asked as a definition, paragraph marked with ○",
+			query: "保安法でいう「保管者」とは、具体的に誰のことですか？",
+			results: []retrieve.Result{
+				lawChunk(1, "保安法 > 第四条", "# 保安法\n#### 第四条\n監督署長は、保安のために必要があるときは、保管者に対して資料の提出を命じ、又は報告を求めることができる。"),
+				lawChunk(2, "保安法 > 第二条", "# 保安法\n#### 第二条\n○２　倉庫とは、物品を保管する建物をいう。\n○３　保管者とは、倉庫の所有者、管理者又は借主をいう。"),
+			},
+			want: []string{"所有者、管理者又は借主"},
+		},
+		{
+			// The sentence that matches announces a list; the list holds
+			// the answer.
+			name:  "the list a sentence announces",
+			query: "共用設備の認証として、KSMのほかにどんな認証制度が紹介されていますか？",
+			results: []retrieve.Result{
+				pdfChunk(4, "4.1 KSM 以外の認証", "## 4.1 KSM 以外の認証\n共用設備に関しては、KSM のほかにも以下のような第三者による認証が存在する。\n(1) ISO/IEC 99999 による認証取得\n(2) 設備安全協会 AB マーク\n(3) 米国 SafeLab"),
+			},
+			want: []string{"ISO/IEC 99999", "AB マーク", "SafeLab"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
