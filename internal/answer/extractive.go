@@ -110,6 +110,9 @@ type candidate struct {
 	// prev and next are the sentences before and after it in the
 	// document: in its chunk, or across the join of a stitched chunk.
 	prev, next *candidate
+	// nextOnLine is set when next goes on on the same source line (a
+	// paragraph of law, a line of prose), not on the next one.
+	nextOnLine bool
 	// winRel is the relevance of the best window of winLen sentences that
 	// starts with this one (see windowRelevance); 0 when none counts.
 	winRel float64
@@ -131,6 +134,7 @@ func linkNeighbours(cands []*candidate, succ map[int]int, midLine map[int]bool) 
 		last[c.chunk] = c
 		if i > 0 && cands[i-1].chunk == c.chunk {
 			c.prev, cands[i-1].next = cands[i-1], c
+			cands[i-1].nextOnLine = cands[i-1].line == c.line
 		}
 	}
 	for i, j := range succ {
@@ -139,6 +143,7 @@ func linkNeighbours(cands []*candidate, succ map[int]int, midLine map[int]bool) 
 			continue
 		}
 		a.next, b.prev = b, a
+		a.nextOnLine = midLine[j]
 		if midLine[j] && a.note != "" {
 			for _, c := range cands {
 				if c.chunk == j && c.line == b.line && c.note == "" {
@@ -438,8 +443,16 @@ func (e *Extractive) windowRelevance(win []*candidate, content []string, weights
 	if acts {
 		rel *= actBonus
 	}
+	if len(win) == 2 && !win[0].nextOnLine {
+		// Two sentences of one paragraph read as one more surely than the
+		// end of one paragraph and the start of the next.
+		rel *= crossLineFactor
+	}
 	return rel
 }
+
+// crossLineFactor scales a pair of sentences on two source lines.
+const crossLineFactor = 0.9
 
 // shortLine is the longest sentence that may join a window of more than
 // two: a title, a date line, a table cell.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -148,6 +149,20 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"ISO/IEC 99999", "AB マーク", "SafeLab"},
 		},
+		{
+			// The paragraph that names the case goes on with the sentence
+			// that says when; the item before it (another paragraph) also
+			// holds a time expression. The two sentences of one paragraph
+			// are read together, not the end of one and the start of the
+			// next.
+			name:  "a pair within one paragraph before a pair across two",
+			query: "相手の住所が知れず、会議の通知を掲示板に貼り出した場合、いつ通知が届いたことになりますか？",
+			results: []retrieve.Result{
+				lawChunk(3, "手続法 > 第十条（通知）", "# 手続法\n#### 第十条（通知）\n二　会議が終わる時までの間、当該会議の資料の閲覧を求めることができること。\n\n３　官庁は、会議の相手となるべき者の住所が知れない場合においては、第一項の規定による通知を、その者の氏名及び同項各号に掲げる事項を記載した書面をいつでもその者に交付する旨を当該官庁の事務所の掲示板に貼り出すことによって行うことができる"),
+				lawChunk(4, "手続法 > 第十条（通知）", "# 手続法\n#### 第十条（通知）\n旨を当該官庁の事務所の掲示板に貼り出すことによって行うことができる。この場合においては、貼り出した日から十日を経過したときに、当該通知がその者に届いたものとみなす。"),
+			},
+			want: []string{"十日を経過したとき"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,5 +260,28 @@ func TestNoteMarkers(t *testing.T) {
 		if key != tt.key || rest != tt.rest || ok != tt.ok {
 			t.Errorf("noteLabel(%q) = %q, %q, %v; want %q, %q, %v", tt.line, key, rest, ok, tt.key, tt.rest, tt.ok)
 		}
+	}
+}
+
+// TestWindowRelevanceAcrossLines: two sentences of one paragraph score
+// above the same two sentences split over two lines (the end of one
+// paragraph and the start of the next).
+func TestWindowRelevanceAcrossLines(t *testing.T) {
+	gen := NewExtractive(bigrams{}, ExtractiveOptions{})
+	content := []string{"通知", "届い"}
+	weights := map[string]float64{"通知": 1, "届い": 1}
+	headings := []map[string]bool{{}}
+	mk := func(text string, line int) *candidate {
+		return &candidate{text: text, line: line, runes: len([]rune(text)), terms: termSet(bigrams{}.Terms(text)), cov: 0.5}
+	}
+	same1, same2 := mk("通知を貼り出す。", 0), mk("十日で届いたものとみなす。", 0)
+	same1.next, same1.nextOnLine = same2, true
+	cross1, cross2 := mk("通知を貼り出す。", 0), mk("十日で届いたものとみなす。", 1)
+	cross1.next = cross2
+	qt := analysis.QuestionType("いつ届きますか")
+	in := gen.windowRelevance([]*candidate{same1, same2}, content, weights, 2, headings, qt)
+	across := gen.windowRelevance([]*candidate{cross1, cross2}, content, weights, 2, headings, qt)
+	if in <= 0 || across >= in {
+		t.Errorf("window on one line %.3f, across two lines %.3f: want the first higher", in, across)
 	}
 }
