@@ -48,9 +48,11 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ikawaha/kagome-dict/dict"
 	"github.com/ikawaha/kagome/v2/tokenizer"
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
@@ -92,6 +94,12 @@ type Analyzer struct {
 	feat *flatFeatures
 	// dictNote says why the flat dictionary was not used, if worth telling.
 	dictNote error
+	// With the flat dictionary, Japanese runs go through the analyser's own
+	// lattice (lattice.go) over dict, reused from lats; unkBase holds the
+	// base form of each unknown-word morph ("" when it has none).
+	dict    *dict.Dict
+	lats    sync.Pool // *lattice
+	unkBase []string
 }
 
 // New builds an Analyzer over the IPA dictionary. The dictionary comes from
@@ -120,7 +128,29 @@ func newAnalyzer(opt Options, path string) (*Analyzer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("analysis: kagome tokenizer: %w", err)
 	}
-	return &Analyzer{opt: opt, tok: t, feat: feat, dictNote: note}, nil
+	a := &Analyzer{opt: opt, tok: t, feat: feat, dictNote: note}
+	if feat != nil {
+		a.dict = d
+		a.unkBase = unknownBaseForms(d)
+		a.lats.New = func() any { return new(lattice) }
+	}
+	return a, nil
+}
+
+// unknownBaseForms returns the base form of every unknown-word morph of d
+// as kagome's Token.BaseForm reports it ("" for none).
+func unknownBaseForms(d *dict.Dict) []string {
+	bases := make([]string, len(d.UnkDict.Morphs))
+	i, ok := d.UnkDict.ContentsMeta[dict.BaseFormIndex]
+	if !ok || i < 0 {
+		return bases
+	}
+	for id := range bases {
+		if id < len(d.UnkDict.Contents) && int(i) < len(d.UnkDict.Contents[id]) {
+			bases[id] = d.UnkDict.Contents[id][i]
+		}
+	}
+	return bases
 }
 
 // DictionaryNote says why the fast (memory-mapped) dictionary was not used
@@ -193,6 +223,40 @@ func (a *Analyzer) Terms(text string) []string {
 
 // japanese appends the word terms of one run of Japanese script.
 func (a *Analyzer) japanese(terms []string, run string) []string {
+	if a.dict == nil {
+		return a.japaneseKagome(terms, run)
+	}
+	la := a.lats.Get().(*lattice)
+	defer a.lats.Put(la)
+	for _, i := range la.bestPath(a.dict, run) {
+		n := &la.nodes[i]
+		if n.lo == n.hi {
+			continue
+		}
+		term := run[n.lo:n.hi]
+		var base string
+		if n.class == classKnown {
+			pos0, pos1, b, ok := a.feat.at(int(n.id))
+			if !keepToken(tokenizer.KNOWN, pos0, pos1) {
+				continue
+			}
+			if ok {
+				base = b
+			}
+		} else {
+			base = a.unkBase[n.id] // unknown words are always kept
+		}
+		if base != "" && base != "*" {
+			term = base
+		}
+		terms = append(terms, term)
+	}
+	return terms
+}
+
+// japaneseKagome is japanese through kagome's own tokenizer, used with the
+// embedded dictionary.
+func (a *Analyzer) japaneseKagome(terms []string, run string) []string {
 	for _, t := range a.tok.Analyze(run, tokenizer.Search) {
 		if t.Surface == "" {
 			continue
