@@ -398,6 +398,10 @@ func isJapanese(r rune) bool {
 		return false
 	case r == 'ー' || r == '々' || r == '〆' || r == 'ヶ':
 		return true
+	// Fast paths for the blocks of almost all Japanese text, wholly in the
+	// scripts below (TestIsJapaneseFastPath checks every code point).
+	case r >= 'ぁ' && r <= 'ゖ', r >= 'ァ' && r <= 'ヺ', r >= 0x4E00 && r <= 0x9FFC:
+		return true
 	}
 	return unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) && r != '・'
 }

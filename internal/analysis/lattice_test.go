@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/ikawaha/kagome-dict/dict"
 	"github.com/ikawaha/kagome/v2/tokenizer"
@@ -75,6 +76,18 @@ func TestLatticeTinyDict(t *testing.T) {
 	for _, text := range []string{"花", "咲く花", "行くあ花ぃ", "漢字", "", "abc花123", "花花花花花花花花花"} {
 		if want, got := kagomeTokens(tok, text), latticeTokens(d, la, text); !slices.Equal(got, want) {
 			t.Errorf("%q: got %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestIsJapaneseFastPath: isJapanese agrees with its definition on every
+// code point.
+func TestIsJapaneseFastPath(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		want := r >= 0x3000 && (r == 'ー' || r == '々' || r == '〆' || r == 'ヶ' ||
+			unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) && r != '・')
+		if got := isJapanese(r); got != want {
+			t.Fatalf("isJapanese(%U) = %v, want %v", r, got, want)
 		}
 	}
 }
