@@ -221,13 +221,23 @@ func (a *Analyzer) Terms(text string) []string {
 	return terms
 }
 
+// maxPooledNodes bounds the lattices kept for reuse (40 bytes a node: about
+// 2.6 MB, a run of some ten thousand characters).
+const maxPooledNodes = 1 << 16
+
 // japanese appends the word terms of one run of Japanese script.
 func (a *Analyzer) japanese(terms []string, run string) []string {
 	if a.dict == nil {
 		return a.japaneseKagome(terms, run)
 	}
 	la := a.lats.Get().(*lattice)
-	defer a.lats.Put(la)
+	defer func() {
+		// A lattice grown by a very long run is left to the collector
+		// rather than kept for the short texts that follow.
+		if cap(la.nodes) <= maxPooledNodes {
+			a.lats.Put(la)
+		}
+	}()
 	for _, i := range la.bestPath(a.dict, run) {
 		n := &la.nodes[i]
 		if n.lo == n.hi {
