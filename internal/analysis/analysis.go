@@ -48,9 +48,11 @@ package analysis
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ikawaha/kagome-dict/dict"
 	"github.com/ikawaha/kagome/v2/tokenizer"
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
@@ -92,6 +94,12 @@ type Analyzer struct {
 	feat *flatFeatures
 	// dictNote says why the flat dictionary was not used, if worth telling.
 	dictNote error
+	// With the flat dictionary, Japanese runs go through the analyser's own
+	// lattice (lattice.go) over dict, reused from lats; unkBase holds the
+	// base form of each unknown-word morph ("" when it has none).
+	dict    *dict.Dict
+	lats    sync.Pool // *lattice
+	unkBase []string
 }
 
 // New builds an Analyzer over the IPA dictionary. The dictionary comes from
@@ -120,7 +128,29 @@ func newAnalyzer(opt Options, path string) (*Analyzer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("analysis: kagome tokenizer: %w", err)
 	}
-	return &Analyzer{opt: opt, tok: t, feat: feat, dictNote: note}, nil
+	a := &Analyzer{opt: opt, tok: t, feat: feat, dictNote: note}
+	if feat != nil {
+		a.dict = d
+		a.unkBase = unknownBaseForms(d)
+		a.lats.New = func() any { return new(lattice) }
+	}
+	return a, nil
+}
+
+// unknownBaseForms returns the base form of every unknown-word morph of d
+// as kagome's Token.BaseForm reports it ("" for none).
+func unknownBaseForms(d *dict.Dict) []string {
+	bases := make([]string, len(d.UnkDict.Morphs))
+	i, ok := d.UnkDict.ContentsMeta[dict.BaseFormIndex]
+	if !ok || i < 0 {
+		return bases
+	}
+	for id := range bases {
+		if id < len(d.UnkDict.Contents) && int(i) < len(d.UnkDict.Contents[id]) {
+			bases[id] = d.UnkDict.Contents[id][i]
+		}
+	}
+	return bases
 }
 
 // DictionaryNote says why the fast (memory-mapped) dictionary was not used
@@ -191,8 +221,52 @@ func (a *Analyzer) Terms(text string) []string {
 	return terms
 }
 
+// maxPooledNodes bounds the lattices kept for reuse (40 bytes a node: about
+// 2.6 MB, a run of some ten thousand characters).
+const maxPooledNodes = 1 << 16
+
 // japanese appends the word terms of one run of Japanese script.
 func (a *Analyzer) japanese(terms []string, run string) []string {
+	if a.dict == nil {
+		return a.japaneseKagome(terms, run)
+	}
+	la := a.lats.Get().(*lattice)
+	defer func() {
+		// A lattice grown by a very long run is left to the collector
+		// rather than kept for the short texts that follow.
+		if cap(la.nodes) <= maxPooledNodes {
+			a.lats.Put(la)
+		}
+	}()
+	for _, i := range la.bestPath(a.dict, run) {
+		n := &la.nodes[i]
+		if n.lo == n.hi {
+			continue
+		}
+		term := run[n.lo:n.hi]
+		var base string
+		if n.class == classKnown {
+			pos0, pos1, b, ok := a.feat.at(int(n.id))
+			if !keepToken(tokenizer.KNOWN, pos0, pos1) {
+				continue
+			}
+			if ok {
+				base = b
+			}
+		} else {
+			base = a.unkBase[n.id] // unknown words are always kept
+		}
+		if base != "" && base != "*" {
+			term = base
+		}
+		terms = append(terms, term)
+	}
+	return terms
+}
+
+// japaneseKagome is japanese through kagome's own tokenizer, used with the
+// embedded dictionary.
+func (a *Analyzer) japaneseKagome(terms []string, run string) []string {
 	for _, t := range a.tok.Analyze(run, tokenizer.Search) {
 		if t.Surface == "" {
 			continue
@@ -333,6 +407,10 @@ func isJapanese(r rune) bool {
 	case r < 0x3000:
 		return false
 	case r == 'ー' || r == '々' || r == '〆' || r == 'ヶ':
+		return true
+	// Fast paths for the blocks of almost all Japanese text, wholly in the
+	// scripts below (TestIsJapaneseFastPath checks every code point).
+	case r >= 'ぁ' && r <= 'ゖ', r >= 'ァ' && r <= 'ヺ', r >= 0x4E00 && r <= 0x9FFC:
 		return true
 	}
 	return unicode.In(r, unicode.Hiragana, unicode.Katakana, unicode.Han) && r != '・'

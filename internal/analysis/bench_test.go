@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,4 +73,25 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkTermsQuery reports Terms on JSQuAD questions (short texts, the
+// query side of a search), one goroutine.
+func BenchmarkTermsQuery(b *testing.B) {
+	ds := loadBEIR(b, "jsquad-valid")
+	qs := make([]string, 0, len(ds.queries))
+	for _, q := range ds.queries {
+		qs = append(qs, q)
+	}
+	slices.Sort(qs)
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		a.Terms(qs[n%len(qs)])
+		n++
+	}
 }
