@@ -24,7 +24,7 @@ func TestBenchCommands(t *testing.T) {
 	offlineEnv(t)
 
 	out := mustRun(t, "bench", "refusal", "--dir", jsquadDir, "--max-queries", "100")
-	for _, want := range []string{"100 questions, top 4, threshold 0.42", "holdout paragraph (1.0 documents hidden per question)", "holdout article", "best balance:", "refused_or_correct"} {
+	for _, want := range []string{"100 questions, top 4, threshold 0.40", "holdout paragraph (1.0 documents hidden per question)", "holdout article", "best balance:", "refused_or_correct"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("bench refusal output lacks %q:\n%s", want, out)
 		}

@@ -264,3 +264,12 @@ func QuotedTerms(q string) []string {
 }
 
 var quotedTermsRe = regexp.MustCompile(`「([^」]{1,30})」`)
+
+// delegationRe finds a quantity a provision leaves to another regulation:
+// 「政令で定める規模」「厚生労働省令で定める数」「条例で定める額」.
+var delegationRe = regexp.MustCompile(`(?:政令|省令|府令|規則|条例|告示)で定める(?:規模|数|人数|額|金額|日数|期間|率|割合|基準)`)
+
+// DelegatesQuantity reports whether normalised text leaves a quantity to
+// another regulation (政令で定める規模): a question asking for that number is
+// answered by the enforcement order, not by this text.
+func DelegatesQuantity(norm string) bool { return delegationRe.MatchString(norm) }

@@ -128,3 +128,20 @@ func TestMentionsPenalty(t *testing.T) {
 		}
 	}
 }
+
+func TestDelegatesQuantity(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"事業者は、政令で定める規模の事業場ごとに、産業医を選任しなければならない。", true},
+		{"厚生労働省令で定める数以上の労働者を使用する事業者", true},
+		{"条例で定める額の手数料を納めなければならない。", true},
+		{"政令で定める資格を有する者のうちから選任する。", false}, // a qualification, not a number
+		{"常時五十人以上の労働者を使用する事業場", false},
+	} {
+		if got := DelegatesQuantity(Normalize(tt.text)); got != tt.want {
+			t.Errorf("DelegatesQuantity(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ const (
 	missPredicate   = "event not stated" // いつ改正: no passage mentions 改正
 	missQuoted      = "quoted term apart"
 	missKind        = "asked kind absent" // 何件: no passage holds a count
+	missDelegated   = "value delegated"   // 何人以上: 「政令で定める規模」
 )
 
 // Refuses reports why the evidence gate refuses a question whose evidence
@@ -71,8 +72,23 @@ func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, results []ret
 		return missPredicate
 	case quotedApart(q, results):
 		return missQuoted
+	case delegated(q, results[0]):
+		return missDelegated
 	}
 	return ""
+}
+
+// delegated reports whether a question asking for a number (何人以上, いくら)
+// is best answered by a provision that leaves that number to another
+// regulation (「政令で定める規模の事業場ごとに」) and gives none itself: the
+// value lives in the enforcement order, not in the indexed text.
+func delegated(q string, top retrieve.Result) bool {
+	qt := analysis.QuestionType(q)
+	if !qt.Strict() || qt.Kind != analysis.KindQuantity {
+		return false
+	}
+	norm := analysis.Normalize(top.Text)
+	return analysis.DelegatesQuantity(norm) && !qt.Satisfied(norm)
 }
 
 // otherPeriod reports whether the question names a year, quarter or month

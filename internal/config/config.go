@@ -7,7 +7,7 @@
 // variable, its flag, how it is parsed and how `shirube config` shows it.
 // Load reads the variables; the command layer defines the flags from the
 // same table and applies the ones set explicitly after Load. The defaults
-// (chunk 500/50, k 4, BM25 weight 0.6, evidence threshold 0.42 (calibrated),
+// (chunk 500/50, k 4, BM25 weight 0.6, evidence threshold 0.40 (calibrated),
 // 5 exchanges of history, gpt-4o-mini, text-embedding-3-small, ./data,
 // ./logs) come from the product specification (seed 002 §8.6).
 package config
@@ -37,7 +37,7 @@ const (
 	DefaultChunkOverlap      = 50
 	DefaultK                 = 4
 	DefaultBM25Weight        = 0.6
-	DefaultEvidenceThreshold = 0.42 // guard.DefaultEvidenceThreshold, calibrated
+	DefaultEvidenceThreshold = 0.40 // guard.DefaultEvidenceThreshold, calibrated
 	// DefaultClaimCoverage is the share of a claim's content words its
 	// evidence must contain (answer.DefaultClaimCoverage).
 	DefaultClaimCoverage = 0.6

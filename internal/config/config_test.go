@@ -28,7 +28,7 @@ func TestLoadPrecedence(t *testing.T) {
 		expect string
 	}{
 		{"defaults", nil, "", func(c Config) bool {
-			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.42 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data" && c.MaxTextSize == 8<<20
+			return c.K == 4 && c.BM25Weight == 0.6 && !c.BM25WeightSet && c.ChunkSize == 500 && c.ChunkOverlap == 50 && c.EvidenceThreshold == 0.40 && c.ClaimCoverage == 0.6 && !c.KeepUnverified && c.Verify == "llm" && c.MaxHistory == 5 && c.DataDir == "./data" && c.MaxTextSize == 8<<20
 		}, "seed 002 §8.6 defaults"},
 		{"dotenv with BOM", nil, dotenv, func(c Config) bool {
 			return c.K == 7 && c.BM25Weight == 0.3 && c.BM25WeightSet && c.OpenAIKey == "sk-file-123456789"

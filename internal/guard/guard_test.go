@@ -70,8 +70,8 @@ func TestInsufficientEvidence(t *testing.T) {
 		{0.9, 0, DefaultEvidenceThreshold, true}, // no results
 		{0, 0, 0, true},
 		{0.1, 1, 0, false},          // threshold 0: only "no results" counts
-		{0.41, 3, -1, true},         // negative threshold → default
-		{0.41, 3, math.NaN(), true}, // NaN threshold → default
+		{0.39, 3, -1, true},         // negative threshold → default
+		{0.39, 3, math.NaN(), true}, // NaN threshold → default
 		{math.NaN(), 3, 0.5, true},  // NaN score
 		{0.7, 2, 0.8, true},
 	}
