@@ -20,7 +20,6 @@ import (
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/embed"
-	"github.com/shirube/shirube/internal/vector"
 )
 
 // BuildOptions configure Build.
@@ -353,9 +352,10 @@ feed:
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.flat, leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
 		return sum, err
 	}
+	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
 	removeStale(db, prev, docs)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
@@ -406,7 +406,7 @@ type buildRecord struct {
 // analyser (a different one means the settings changed and nothing is
 // reused anyway).
 func openPrevious(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, meta Meta) (*Index, error) {
-	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote})
+	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote, rawVectors: true})
 	if err != nil {
 		return nil, err
 	}
@@ -719,7 +719,7 @@ func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) 
 
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, rec *buildRecord) error {
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord) error {
 	if rec == nil {
 		rec = &buildRecord{}
 	}
@@ -737,7 +737,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 	steps := []step{
 		{chunksBinFile, func(w io.Writer) error { return writeChunkFile(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
-		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
+		{vectorsFile, vectors},
 		{docsFile, func(w io.Writer) error { return encodeGob(w, rec) }},
 	}
 	if local != nil {
@@ -801,7 +801,7 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, ix.vec, ix.local, nil); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir
