@@ -288,12 +288,18 @@ feed:
 	}
 
 	// The chunks in a deterministic order, and where each comes from.
+	// Reused chunks share the previous generation's mapped chunks.bin
+	// (old is kept alive until the new generation is written).
+	oldChunk := func(i int) chunk.Chunk { return old.Chunk(i) }
+	if old != nil && old.store != nil {
+		oldChunk = old.store.chunkInPlace
+	}
 	chunks := make([]chunk.Chunk, 0, sum.Chunks)
 	from := make([]int, 0, sum.Chunks) // chunk of the previous generation, or -1 for a fresh one
 	for _, p := range kept {
 		if p.reused {
 			for k := range p.sd.NChunks {
-				chunks = append(chunks, old.Chunk(p.sd.first+k))
+				chunks = append(chunks, oldChunk(p.sd.first+k))
 				from = append(from, p.sd.first+k)
 			}
 			continue
