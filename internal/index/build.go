@@ -317,7 +317,21 @@ feed:
 	// The analysis left much garbage behind; handing it back to the OS now
 	// keeps the peak RSS near the live heap instead of twice it (one
 	// collection, well under a second at 100k chunks). Again before writing.
-	debug.FreeOSMemory()
+	// A build that analysed few chunks (an incremental one after a small
+	// change) has little garbage to hand back, and skips these collections:
+	// each marks the whole live heap.
+	nfresh := 0
+	for _, f := range from {
+		if f < 0 {
+			nfresh++
+		}
+	}
+	freeMemory := func() {
+		if old == nil || nfresh > len(chunks)/freshShare {
+			debug.FreeOSMemory()
+		}
+	}
+	freeMemory()
 	lex := added
 	var delta bm25.ComposeStats
 	if old != nil {
@@ -335,7 +349,10 @@ feed:
 	}
 	sum.Refit, sum.Drift = leg.refit, leg.drift
 	progress("embed", len(chunks), len(chunks))
-	debug.FreeOSMemory()
+	if leg.refit {
+		nfresh = len(chunks) // every chunk was embedded again
+	}
+	freeMemory()
 
 	// Write the new generation.
 	gen := prevMeta.Generation + 1
@@ -358,7 +375,7 @@ feed:
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}, freeMemory); err != nil {
 		return sum, err
 	}
 	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
@@ -367,6 +384,11 @@ feed:
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
 }
+
+// freshShare: a build whose fresh (analysed and embedded) chunks are at
+// most 1/freshShare of the generation skips the collections that hand
+// memory back to the OS (see Build).
+const freshShare = 8
 
 // part is one document of the generation being built: reused from the
 // previous generation (its chunks, postings and vectors are taken from
@@ -725,7 +747,7 @@ func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) 
 
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord) error {
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func()) error {
 	if rec == nil {
 		rec = &buildRecord{}
 	}
@@ -767,7 +789,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		}
 		// An encoder's buffers (the chunks' gob holds the whole file) are
 		// garbage now: return them before the next file adds its own.
-		debug.FreeOSMemory()
+		freeMemory()
 	}
 	meta.Files = gw.sums
 	mb, _ := json.MarshalIndent(meta, "", "  ")
@@ -807,7 +829,7 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir
