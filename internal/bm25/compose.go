@@ -3,6 +3,7 @@ package bm25
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -233,14 +234,35 @@ func mergeVerbatim(dst, p []byte, n uint32, newOf []int32, add []pair) ([]byte, 
 		}
 	}
 	j := 0
-	postingsAt(p, n, func(d, tf uint32, e int) {
-		start, end = end, e
+	// The postings are decoded and validated as postings does (a malformed
+	// one ends the list), with the one-byte fast path inlined.
+	uvarint := func(i int) (uint64, int) {
+		if i < len(p) && p[i] < 0x80 {
+			return uint64(p[i]), i + 1
+		}
+		v, k := binary.Uvarint(p[i:])
+		if k <= 0 {
+			return 0, -1
+		}
+		return v, i + k
+	}
+	for i := 0; i < len(p); {
+		delta, k := uvarint(i)
+		if k < 0 {
+			break
+		}
+		tf, k := uvarint(k)
+		if k < 0 || delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || prevOld+int64(delta) >= int64(n) {
+			break
+		}
+		d := uint32(prevOld + int64(delta))
+		start, end, i = end, k, k
 		nd := newOf[d]
 		if nd < 0 {
 			removed++
 			flush()
 			prevOld = int64(d)
-			return
+			continue
 		}
 		for j < len(add) && add[j].doc < uint32(nd) {
 			flush()
@@ -258,7 +280,7 @@ func mergeVerbatim(dst, p []byte, n uint32, newOf []int32, add []pair) ([]byte, 
 			put(uint32(nd), uint16(tf))
 		}
 		prevOld = int64(d)
-	})
+	}
 	start = end
 	flush()
 	for ; j < len(add); j++ {
