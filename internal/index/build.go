@@ -375,7 +375,15 @@ feed:
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}, freeMemory); err != nil {
+	// A kept local model is the previous generation's embedder.bin as it
+	// is: linked, not encoded and written again.
+	var same map[string]sameFile
+	if old != nil && leg.local != nil && leg.local == old.local {
+		if sum, ok := prevMeta.Files[embedderFile]; ok {
+			same = map[string]sameFile{embedderFile: {path: filepath.Join(prevGen, embedderFile), sum: sum}}
+		}
+	}
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}, freeMemory, same); err != nil {
 		return sum, err
 	}
 	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
@@ -747,7 +755,10 @@ func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) 
 
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func()) error {
+//
+// same names files whose content is that of a file of the previous
+// generation: they are hard-linked from it (written when linking fails).
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func(), same map[string]sameFile) error {
 	if rec == nil {
 		rec = &buildRecord{}
 	}
@@ -782,6 +793,9 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		if err := ctx.Err(); err != nil {
 			os.RemoveAll(tmp)
 			return err
+		}
+		if f, ok := same[s.name]; ok && gw.link(s.name, f) {
+			continue
 		}
 		if err := gw.write(s.name, s.fill); err != nil {
 			os.RemoveAll(tmp)
@@ -829,7 +843,7 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory, nil); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir
