@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -130,6 +131,25 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 			}
 			if !tt.refit && !reflect.DeepEqual(inc.local, full.local) {
 				t.Error("the kept model differs")
+			}
+			// The reused chunks' vectors were copied as stored and the
+			// kept model's file linked: both files are the full build's.
+			if !tt.refit {
+				ig, _, _ := readCurrent(opt.Dir)
+				fg, _, _ := readCurrent(ref.Dir)
+				for _, name := range []string{vectorsFile, embedderFile} {
+					a, err := os.ReadFile(filepath.Join(ig, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(filepath.Join(fg, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(a, b) {
+						t.Errorf("%s of the incremental build differs from the full build's", name)
+					}
+				}
 			}
 		})
 	}
