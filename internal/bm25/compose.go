@@ -1,7 +1,9 @@
 package bm25
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -36,6 +38,13 @@ type ComposeStats struct {
 // frequencies and lengths are equal, and scoring does not depend on term
 // ids. The work is one pass over the postings, with no text analysis.
 func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
+	return compose(base, added, from, true)
+}
+
+// compose is Compose; verbatim lets a monotone composition copy the
+// encoded postings whose delta did not change as they are (the result is
+// byte for byte the same as re-encoding them, which tests check).
+func compose(base, added *Index, from []int, verbatim bool) (*Index, ComposeStats, error) {
 	var st ComposeStats
 	p := DefaultParams()
 	var baseN, addN int
@@ -81,24 +90,36 @@ func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
 		return nil, st, fmt.Errorf("bm25: compose: %d of %d added documents are placed", len(addOf), addN)
 	}
 
-	ix := &Index{p: p, vocab: map[string]int32{}, docLen: docLen, poffs: []int{0}}
+	nterms := 0
+	if base != nil {
+		nterms += len(base.terms)
+	}
+	if added != nil {
+		nterms += len(added.terms)
+	}
+	ix := &Index{p: p, vocab: make(map[string]int32, nterms), docLen: docLen,
+		poffs: make([]int, 1, nterms+1), terms: make([]string, 0, nterms), df: make([]uint32, 0, nterms)}
 	var post []byte
+	if base != nil {
+		// The postings rarely grow by more than the added ones.
+		post = make([]byte, 0, len(base.post)+len(base.post)/64+addedLen(added))
+	}
 	var docs []uint32
 	var tfs []uint16
-	emit := func(t string) {
-		if len(docs) == 0 {
+	emitted := func(t string, df int) {
+		if df == 0 {
 			return
 		}
 		ix.vocab[t] = int32(len(ix.terms))
 		ix.terms = append(ix.terms, t)
-		ix.df = append(ix.df, uint32(len(docs)))
-		post = appendPostings(post, docs, tfs)
+		ix.df = append(ix.df, uint32(df))
 		ix.poffs = append(ix.poffs, len(post))
 	}
-	// pair is one posting in the new numbering.
-	type pair struct {
-		doc uint32
-		tf  uint16
+	emit := func(t string) {
+		if len(docs) > 0 {
+			post = appendPostings(post, docs, tfs)
+		}
+		emitted(t, len(docs))
 	}
 	var fromAdded []pair
 	addedPostings := func(t string) []pair {
@@ -118,6 +139,14 @@ func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
 	var fromBase []pair
 	if base != nil {
 		for id, t := range base.terms {
+			if monotone && verbatim {
+				var df int
+				var removed int64
+				post, df, removed = mergeVerbatim(post, base.post[base.poffs[id]:base.poffs[id+1]], uint32(baseN), newOf, addedPostings(t))
+				st.Removed += removed
+				emitted(t, df)
+				continue
+			}
 			fromBase = fromBase[:0]
 			postings(base.post[base.poffs[id]:base.poffs[id+1]], uint32(baseN), func(d, tf uint32) {
 				if n := newOf[d]; n >= 0 {
@@ -164,6 +193,100 @@ func Compose(base, added *Index, from []int) (*Index, ComposeStats, error) {
 	ix.finish()
 	ix.computeBounds()
 	return ix, st, nil
+}
+
+// pair is one posting in the new numbering.
+type pair struct {
+	doc uint32
+	tf  uint16
+}
+
+func addedLen(added *Index) int {
+	if added == nil {
+		return 0
+	}
+	return len(added.post)
+}
+
+// mergeVerbatim appends to dst the encoded postings of one term: base's
+// encoded postings p (over n documents), renumbered by the ascending map
+// newOf (-1: dropped), merged with the ascending added postings add. A
+// posting whose gap to the one before is the same in the new numbering
+// encodes to the same bytes, so runs of those are copied as they are —
+// in an incremental build nearly all of them. It returns the extended dst,
+// the term's document frequency and the number of base postings dropped.
+func mergeVerbatim(dst, p []byte, n uint32, newOf []int32, add []pair) ([]byte, int, int64) {
+	var removed int64
+	df := 0
+	prevNew, prevOld := int64(-1), int64(-1)
+	run := -1 // start in p of the run being copied
+	start, end := 0, 0
+	put := func(doc uint32, tf uint16) {
+		dst = binary.AppendUvarint(dst, uint64(int64(doc)-prevNew))
+		dst = binary.AppendUvarint(dst, uint64(tf))
+		prevNew = int64(doc)
+		df++
+	}
+	flush := func() {
+		if run >= 0 {
+			dst = append(dst, p[run:start]...)
+			run = -1
+		}
+	}
+	j := 0
+	// The postings are decoded and validated as postings does (a malformed
+	// one ends the list), with the one-byte fast path inlined.
+	uvarint := func(i int) (uint64, int) {
+		if i < len(p) && p[i] < 0x80 {
+			return uint64(p[i]), i + 1
+		}
+		v, k := binary.Uvarint(p[i:])
+		if k <= 0 {
+			return 0, -1
+		}
+		return v, i + k
+	}
+	for i := 0; i < len(p); {
+		delta, k := uvarint(i)
+		if k < 0 {
+			break
+		}
+		tf, k := uvarint(k)
+		if k < 0 || delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || prevOld+int64(delta) >= int64(n) {
+			break
+		}
+		d := uint32(prevOld + int64(delta))
+		start, end, i = end, k, k
+		nd := newOf[d]
+		if nd < 0 {
+			removed++
+			flush()
+			prevOld = int64(d)
+			continue
+		}
+		for j < len(add) && add[j].doc < uint32(nd) {
+			flush()
+			put(add[j].doc, add[j].tf)
+			j++
+		}
+		if int64(nd)-prevNew == int64(d)-prevOld {
+			if run < 0 {
+				run = start
+			}
+			prevNew = int64(nd)
+			df++
+		} else {
+			flush()
+			put(uint32(nd), uint16(tf))
+		}
+		prevOld = int64(d)
+	}
+	start = end
+	flush()
+	for ; j < len(add); j++ {
+		put(add[j].doc, add[j].tf)
+	}
+	return dst, df, removed
 }
 
 // Forward is the document → terms view of some documents of an Index,

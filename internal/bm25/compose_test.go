@@ -1,6 +1,9 @@
 package bm25
 
 import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -93,4 +96,91 @@ func sameBag(a, b []string) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// TestComposeVerbatimSameBytes: copying the unchanged encoded postings of
+// a monotone composition gives byte for byte the index that re-encoding
+// every posting gives, whatever was dropped, replaced or inserted (gaps of
+// several varint bytes included).
+func TestComposeVerbatimSameBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	doc := func() []string {
+		var ts []string
+		for range 1 + rng.IntN(12) {
+			// Skewed: common terms have small gaps, rare ones gaps > 127.
+			ts = append(ts, fmt.Sprintf("t%d", int(rng.ExpFloat64()*20)))
+			if rng.IntN(4) == 0 {
+				ts = append(ts, ts[len(ts)-1]) // tf > 1
+			}
+		}
+		return ts
+	}
+	const n = 3000
+	bb := NewBuilder(DefaultParams())
+	for range n {
+		bb.Add(doc())
+	}
+	base := bb.Build()
+	tests := []struct {
+		name string
+		from func() []int
+	}{
+		{"replace one in the middle", func() []int {
+			f := span(n)
+			f[1500] = -1
+			return f
+		}},
+		{"drop a range, insert more", func() []int {
+			f := append(span(700), -1, -1, -1)
+			for d := 900; d < n; d++ {
+				f = append(f, d)
+			}
+			return f
+		}},
+		{"drop the first, append", func() []int { return append(span(n)[1:], -1, -1) }},
+		{"drop scattered", func() []int {
+			var f []int
+			for d := range n {
+				if d%97 != 0 {
+					f = append(f, d)
+				}
+			}
+			return append([]int{-1}, f...)
+		}},
+		{"unchanged", func() []int { return span(n) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			from := tt.from()
+			ab := NewBuilder(DefaultParams())
+			for _, f := range from {
+				if f < 0 {
+					ab.Add(doc())
+				}
+			}
+			added := ab.Build()
+			got, gst, err := compose(base, added, from, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wst, err := compose(base, added, from, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gb, wb bytes.Buffer
+			got.WriteTo(&gb)
+			want.WriteTo(&wb)
+			if !bytes.Equal(gb.Bytes(), wb.Bytes()) || gst != wst {
+				t.Fatalf("verbatim compose differs: %d bytes %+v, re-encoded %d bytes %+v", gb.Len(), gst, wb.Len(), wst)
+			}
+		})
+	}
+}
+
+func span(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/embed"
-	"github.com/shirube/shirube/internal/vector"
 )
 
 // BuildOptions configure Build.
@@ -289,12 +288,18 @@ feed:
 	}
 
 	// The chunks in a deterministic order, and where each comes from.
+	// Reused chunks share the previous generation's mapped chunks.bin
+	// (old is kept alive until the new generation is written).
+	oldChunk := func(i int) chunk.Chunk { return old.Chunk(i) }
+	if old != nil && old.store != nil {
+		oldChunk = old.store.chunkInPlace
+	}
 	chunks := make([]chunk.Chunk, 0, sum.Chunks)
 	from := make([]int, 0, sum.Chunks) // chunk of the previous generation, or -1 for a fresh one
 	for _, p := range kept {
 		if p.reused {
 			for k := range p.sd.NChunks {
-				chunks = append(chunks, old.Chunk(p.sd.first+k))
+				chunks = append(chunks, oldChunk(p.sd.first+k))
 				from = append(from, p.sd.first+k)
 			}
 			continue
@@ -312,7 +317,21 @@ feed:
 	// The analysis left much garbage behind; handing it back to the OS now
 	// keeps the peak RSS near the live heap instead of twice it (one
 	// collection, well under a second at 100k chunks). Again before writing.
-	debug.FreeOSMemory()
+	// A build that analysed few chunks (an incremental one after a small
+	// change) has little garbage to hand back, and skips these collections:
+	// each marks the whole live heap.
+	nfresh := 0
+	for _, f := range from {
+		if f < 0 {
+			nfresh++
+		}
+	}
+	freeMemory := func() {
+		if old == nil || nfresh > len(chunks)/freshShare {
+			debug.FreeOSMemory()
+		}
+	}
+	freeMemory()
 	lex := added
 	var delta bm25.ComposeStats
 	if old != nil {
@@ -330,7 +349,10 @@ feed:
 	}
 	sum.Refit, sum.Drift = leg.refit, leg.drift
 	progress("embed", len(chunks), len(chunks))
-	debug.FreeOSMemory()
+	if leg.refit {
+		nfresh = len(chunks) // every chunk was embedded again
+	}
+	freeMemory()
 
 	// Write the new generation.
 	gen := prevMeta.Generation + 1
@@ -353,14 +375,28 @@ feed:
 		HTMLMode:      opt.HTMLMode,
 		Categorized:   opt.Categorize != nil,
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.flat, leg.local, &buildRecord{Docs: docs, Fit: leg.fit}); err != nil {
+	// A kept local model is the previous generation's embedder.bin as it
+	// is: linked, not encoded and written again.
+	var same map[string]sameFile
+	if old != nil && leg.local != nil && leg.local == old.local {
+		if sum, ok := prevMeta.Files[embedderFile]; ok {
+			same = map[string]sameFile{embedderFile: {path: filepath.Join(prevGen, embedderFile), sum: sum}}
+		}
+	}
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}, freeMemory, same); err != nil {
 		return sum, err
 	}
+	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
 	removeStale(db, prev, docs)
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
 }
+
+// freshShare: a build whose fresh (analysed and embedded) chunks are at
+// most 1/freshShare of the generation skips the collections that hand
+// memory back to the OS (see Build).
+const freshShare = 8
 
 // part is one document of the generation being built: reused from the
 // previous generation (its chunks, postings and vectors are taken from
@@ -406,7 +442,7 @@ type buildRecord struct {
 // analyser (a different one means the settings changed and nothing is
 // reused anyway).
 func openPrevious(ctx context.Context, opt BuildOptions, a *analysis.Analyzer, meta Meta) (*Index, error) {
-	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote})
+	old, err := Open(ctx, opt.Dir, OpenOptions{Analyzer: a, Remote: opt.Remote, rawVectors: true})
 	if err != nil {
 		return nil, err
 	}
@@ -719,7 +755,10 @@ func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) 
 
 // writeGeneration writes a complete generation, installs it as the live one
 // and removes older ones. meta.Files is filled in.
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, flat *vector.Flat, local *embed.Local, rec *buildRecord) error {
+//
+// same names files whose content is that of a file of the previous
+// generation: they are hard-linked from it (written when linking fails).
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func(), same map[string]sameFile) error {
 	if rec == nil {
 		rec = &buildRecord{}
 	}
@@ -737,7 +776,7 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 	steps := []step{
 		{chunksBinFile, func(w io.Writer) error { return writeChunkFile(w, chunks) }},
 		{bm25File, func(w io.Writer) error { _, err := lex.WriteTo(w); return err }},
-		{vectorsFile, func(w io.Writer) error { _, err := flat.WriteTo(w); return err }},
+		{vectorsFile, vectors},
 		{docsFile, func(w io.Writer) error { return encodeGob(w, rec) }},
 	}
 	if local != nil {
@@ -755,13 +794,16 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 			os.RemoveAll(tmp)
 			return err
 		}
+		if f, ok := same[s.name]; ok && gw.link(s.name, f) {
+			continue
+		}
 		if err := gw.write(s.name, s.fill); err != nil {
 			os.RemoveAll(tmp)
 			return err
 		}
 		// An encoder's buffers (the chunks' gob holds the whole file) are
 		// garbage now: return them before the next file adds its own.
-		debug.FreeOSMemory()
+		freeMemory()
 	}
 	meta.Files = gw.sums
 	mb, _ := json.MarshalIndent(meta, "", "  ")
@@ -801,7 +843,7 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, ix.vec, ix.local, nil); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory, nil); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir

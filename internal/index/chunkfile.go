@@ -217,6 +217,27 @@ func (cf *chunkFile) Pages() []string {
 // refers to the mapping. A string section that does not parse (only a file
 // forged to pass the checksum) gives empty fields, never a panic.
 func (cf *chunkFile) Chunk(i int) chunk.Chunk {
+	return cf.chunk(i, false)
+}
+
+// chunkInPlace is Chunk with strings that share the mapped bytes: valid
+// only while the chunkFile is mapped. A build reuses the previous
+// generation's chunks this way, without copying 100+ MB of text, and keeps
+// that generation alive until the new one is written.
+func (cf *chunkFile) chunkInPlace(i int) chunk.Chunk {
+	return cf.chunk(i, true)
+}
+
+func (cf *chunkFile) chunk(i int, inPlace bool) chunk.Chunk {
+	str := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		if inPlace {
+			return unsafe.String(&b[0], len(b))
+		}
+		return string(b)
+	}
 	r := cf.record(i)
 	s := cf.strs[r.Off : r.Off+uint64(r.Len)]
 	var fields [5]string
@@ -228,11 +249,15 @@ func (cf *chunkFile) Chunk(i int) chunk.Chunk {
 		if uint64(n) > uint64(len(s)-4) {
 			break
 		}
-		fields[k] = string(s[4 : 4+n])
+		fields[k] = str(s[4 : 4+n])
 		s = s[4+n:]
 	}
+	file := cf.page(r.Page)
+	if !inPlace {
+		file = string([]byte(file))
+	}
 	return chunk.Chunk{
-		ID: fields[0], File: string([]byte(cf.page(r.Page))), Source: fields[1], Page: int(int32(r.PageNo)),
+		ID: fields[0], File: file, Source: fields[1], Page: int(int32(r.PageNo)),
 		Heading: fields[2], Text: fields[3], UpdatedAt: fields[4], Index: int(int32(r.Index)),
 	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -131,6 +132,102 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 			if !tt.refit && !reflect.DeepEqual(inc.local, full.local) {
 				t.Error("the kept model differs")
 			}
+			// The reused chunks' vectors were copied as stored and the
+			// kept model's file linked: both files are the full build's.
+			if !tt.refit {
+				ig, _, _ := readCurrent(opt.Dir)
+				fg, _, _ := readCurrent(ref.Dir)
+				for _, name := range []string{vectorsFile, embedderFile} {
+					a, err := os.ReadFile(filepath.Join(ig, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(filepath.Join(fg, name))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(a, b) {
+						t.Errorf("%s of the incremental build differs from the full build's", name)
+					}
+				}
+			}
 		})
+	}
+}
+
+// fakeRemote embeds a text as a vector derived from its bytes and records
+// how many texts it was asked for.
+type fakeRemote struct{ texts int }
+
+func (f *fakeRemote) EmbedTexts(_ context.Context, texts []string) ([][]float32, error) {
+	f.texts += len(texts)
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		v := make([]float32, 8)
+		for k, b := range []byte(s) {
+			v[k%8] += float32(b%17) - 8
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TestIncrementalRemoteVectors: with the openai embedder an incremental
+// build asks the remote only for the changed document's chunks and writes
+// the vectors file a full build writes.
+func TestIncrementalRemoteVectors(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	opt := testOptions(root)
+	opt.Embedder, opt.EmbeddingModel = "openai", "fake"
+	remote := &fakeRemote{}
+	opt.Remote = remote
+	writeCorpus(t, opt.DataDir, 6)
+	if _, err := Build(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(opt.DataDir, "team1", "doc004.md")
+	f, err := os.OpenFile(changed, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\n## 追記\n\n障害報告書を翌営業日までに提出する。\n")
+	f.Close()
+	remote.texts = 0
+	sum, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, err := Open(ctx, opt.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := 0
+	for i := range inc.Len() {
+		if inc.Chunk(i).Source == "team1/doc004.md" {
+			fresh++
+		}
+	}
+	if sum.Extracted != 1 || fresh == 0 || remote.texts != fresh {
+		t.Fatalf("incremental build %+v asked the remote for %d texts, the changed document has %d chunks", sum, remote.texts, fresh)
+	}
+
+	ref := testOptions(filepath.Join(root, "ref"))
+	ref.DataDir, ref.Embedder, ref.EmbeddingModel, ref.Remote = opt.DataDir, "openai", "fake", &fakeRemote{}
+	if _, err := Build(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	ig, _, _ := readCurrent(opt.Dir)
+	fg, _, _ := readCurrent(ref.Dir)
+	a, err := os.ReadFile(filepath.Join(ig, vectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(fg, vectorsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("vectors.bin of the incremental build differs from the full build's")
 	}
 }

@@ -40,6 +40,7 @@ type Index struct {
 	store    *chunkFile    // mapped chunks.bin
 	lex      *bm25.Index
 	vec      *vector.Flat
+	rows     *vector.Rows // instead of vec for a build's previous generation (OpenOptions.rawVectors)
 	local    *embed.Local
 	analyzer *analysis.Analyzer
 	remote   TextEmbedder
@@ -57,6 +58,11 @@ type OpenOptions struct {
 	// Analyzer may be shared across indexes; nil builds one from the
 	// options stored in the index.
 	Analyzer *analysis.Analyzer
+
+	// rawVectors leaves vectors.bin mapped and checked but not decoded
+	// (Index.rows instead of Index.vec): a build copies the rows of its
+	// unchanged chunks from it as they are stored.
+	rawVectors bool
 }
 
 // Open loads the live generation of the index in dir.
@@ -122,10 +128,21 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 	if f, err = openChecked(gen, &meta, vectorsFile, true); err != nil {
 		return fail(err)
 	}
-	ix.vec, err = vector.ReadFlat(f.Reader())
-	f.Close()
-	if err != nil {
-		return fail(fmt.Errorf("decode vectors: %w: %w", err, ErrDamaged))
+	nvec := 0
+	if opt.rawVectors {
+		keep = append(keep, f)
+		rows, err := vector.OpenRows(f.Data)
+		if err != nil {
+			return fail(fmt.Errorf("decode vectors: %w: %w", err, ErrDamaged))
+		}
+		ix.rows, nvec = &rows, rows.N
+	} else {
+		ix.vec, err = vector.ReadFlat(f.Reader())
+		f.Close()
+		if err != nil {
+			return fail(fmt.Errorf("decode vectors: %w: %w", err, ErrDamaged))
+		}
+		nvec = ix.vec.Len()
 	}
 	if meta.Embedder.Kind == "local" {
 		if f, err = openChecked(gen, &meta, embedderFile, true); err != nil {
@@ -143,8 +160,8 @@ func Open(ctx context.Context, dir string, opt OpenOptions) (*Index, error) {
 			f.Close()
 		}
 	}, keep)
-	if ix.Len() != ix.lex.Len() || ix.Len() != ix.vec.Len() {
-		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors): %w", dir, ix.Len(), ix.lex.Len(), ix.vec.Len(), ErrDamaged)
+	if ix.Len() != ix.lex.Len() || ix.Len() != nvec {
+		return nil, fmt.Errorf("index in %s is inconsistent (%d chunks, %d BM25 docs, %d vectors): %w", dir, ix.Len(), ix.lex.Len(), nvec, ErrDamaged)
 	}
 	// Every cited page file must still exist: a search never cites a page
 	// that is gone (after a crash, or deleted by hand); MissingPages lists

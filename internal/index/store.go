@@ -197,6 +197,31 @@ func (w *genWriter) write(name string, fill func(io.Writer) error) error {
 	return nil
 }
 
+// sameFile is a file of the previous generation that a new one holds
+// unchanged, with its checksum.
+type sameFile struct {
+	path string
+	sum  checksum
+}
+
+// link makes name a hard link to f, a file of an earlier generation
+// (durable since that generation was written; generation files are never
+// changed in place, only removed). It reports false, leaving nothing
+// behind, when the file system cannot link or f is not what its checksum
+// entry says it is in size; the caller writes the file then.
+func (w *genWriter) link(name string, f sameFile) bool {
+	dst := filepath.Join(w.dir, name)
+	if fi, err := os.Stat(f.path); err != nil || fi.Size() != f.sum.Size {
+		return false
+	}
+	if err := os.Link(f.path, dst); err != nil {
+		os.Remove(dst)
+		return false
+	}
+	w.sums[name] = f.sum
+	return true
+}
+
 type countWriter struct {
 	w io.Writer
 	n int64

@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime/debug"
 
 	"github.com/shirube/shirube/internal/bm25"
@@ -63,6 +64,53 @@ type vectorLeg struct {
 	fit   fitState
 	refit bool    // the local model was fitted in this build
 	drift float64 // drift before this build decided (0 on a first build)
+	// write, when set, writes vectors.bin instead of flat (an
+	// incremental build streams the reused rows from the previous file).
+	write func(io.Writer) error
+}
+
+// vectors returns what writes the leg's vectors.bin.
+func (l vectorLeg) vectors() func(io.Writer) error {
+	if l.write != nil {
+		return l.write
+	}
+	return flatWriter(l.flat)
+}
+
+func flatWriter(f *vector.Flat) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := f.WriteTo(w); return err }
+}
+
+// streamVectors returns what writes the vectors of a generation whose
+// chunk i is chunk from[i] of the previous one (rows) or, for from[i] < 0,
+// the next of fresh: runs of reused rows are copied as they are stored,
+// without decoding or normalising them again, so they stay bit-identical.
+func streamVectors(rows vector.Rows, from []int, fresh [][]float32) func(io.Writer) error {
+	return func(w io.Writer) error {
+		rw, err := vector.NewRowWriter(w, rows.Dim, len(from))
+		if err != nil {
+			return err
+		}
+		k := 0
+		for i := 0; i < len(from); {
+			if from[i] < 0 {
+				if err := rw.Add(fresh[k]); err != nil {
+					return err
+				}
+				k, i = k+1, i+1
+				continue
+			}
+			j := i + 1
+			for j < len(from) && from[j] == from[j-1]+1 {
+				j++
+			}
+			if err := rw.Copy(rows, from[i], from[i]+j-i); err != nil {
+				return err
+			}
+			i = j
+		}
+		return rw.Close()
+	}
 }
 
 // embedGeneration embeds the chunks of a new generation. from[i] is the
@@ -84,32 +132,27 @@ func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta
 			freshIdx[i] = i - reused
 		}
 	}
-	same := old != nil && old.vec != nil && prevMeta.Embedder.Kind == opt.Embedder &&
+	same := old != nil && old.rows != nil && prevMeta.Embedder.Kind == opt.Embedder &&
 		(opt.Embedder != "openai" || prevMeta.Embedder.Model == opt.EmbeddingModel)
 	if !same || reused == 0 || (opt.Embedder != "openai" && old.local == nil) {
 		return embedAll(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, chunks, lex, opt.model)
 	}
-	oldVector := func(i int) []float32 { return old.vec.Vector(from[i]) }
+	var freshAt []int // the chunks not reused, in order
+	for i, f := range from {
+		if f < 0 {
+			freshAt = append(freshAt, i)
+		}
+	}
 	if opt.Embedder == "openai" {
-		var texts []string
-		for i, f := range from {
-			if f < 0 {
-				texts = append(texts, chunks[i].Text)
-			}
+		texts := make([]string, len(freshAt))
+		for k, i := range freshAt {
+			texts[k] = chunks[i].Text
 		}
 		vecs, _, err := embedRemote(ctx, opt.EmbeddingModel, opt.Remote, texts)
 		if err != nil {
 			return vectorLeg{}, err
 		}
-		flat, err := fillFlat(ctx, old.vec.Dim(), chunks, func(int, int) func(int) []float32 {
-			return func(i int) []float32 {
-				if from[i] >= 0 {
-					return oldVector(i)
-				}
-				return vecs[freshIdx[i]]
-			}
-		})
-		return vectorLeg{flat: flat, info: prevMeta.Embedder, fit: fit}, err
+		return vectorLeg{info: prevMeta.Embedder, fit: fit, write: streamVectors(*old.rows, from, vecs)}, nil
 	}
 
 	fit.Changed += delta.Removed + delta.Added
@@ -124,15 +167,12 @@ func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta
 		return leg, err
 	}
 	fwd := added.Forward(nil)
-	flat, err := fillFlat(ctx, old.local.Dim(), chunks, func(int, int) func(int) []float32 {
-		return func(i int) []float32 {
-			if from[i] >= 0 {
-				return oldVector(i)
-			}
-			return old.local.Embed(featuresOf(fwd.Terms(freshIdx[i], nil), chunks[i].Text))
-		}
+	vecs := make([][]float32, len(freshAt))
+	parallelFor(len(freshAt), func(k int) {
+		i := freshAt[k]
+		vecs[k] = old.local.Embed(featuresOf(fwd.Terms(freshIdx[i], nil), chunks[i].Text))
 	})
-	return vectorLeg{flat: flat, local: old.local, info: localInfo(old.local), fit: fit, drift: d}, err
+	return vectorLeg{local: old.local, info: localInfo(old.local), fit: fit, drift: d, write: streamVectors(*old.rows, from, vecs)}, nil
 }
 
 // embedAll embeds every chunk: the local model is fitted on this corpus
