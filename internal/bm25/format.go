@@ -61,6 +61,11 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // ErrFormat is wrapped by the errors ReadIndex returns for malformed input.
 var ErrFormat = errors.New("bm25: malformed index")
 
+// ErrOldFormat is wrapped by the error ReadIndex returns for an index an
+// older shirube wrote in an earlier format version: nothing is damaged,
+// the index only has to be built again.
+var ErrOldFormat = errors.New("bm25: index written in an older format")
+
 // WriteTo writes the index in the binary format described in format.go.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	cw := &crcWriter{w: bufio.NewWriterSize(w, 1<<16), crc: 0}
@@ -213,7 +218,7 @@ func decode(data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: bad magic %q", ErrFormat, data[:4])
 	}
 	if data[4] < formatVersion {
-		return nil, fmt.Errorf("%w: format version %d was written by an older shirube (this one reads %d)", ErrFormat, data[4], formatVersion)
+		return nil, fmt.Errorf("%w: format version %d was written by an older shirube (this one reads %d)", ErrOldFormat, data[4], formatVersion)
 	}
 	if data[4] != formatVersion {
 		return nil, fmt.Errorf("%w: unsupported version %d (this shirube reads %d)", ErrFormat, data[4], formatVersion)

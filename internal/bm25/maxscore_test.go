@@ -217,8 +217,8 @@ func TestBoundsFormat(t *testing.T) {
 	old := bytes.Clone(body)
 	old[4] = 1
 	_, err := ReadIndex(bytes.NewReader(withCRC(old)))
-	if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "older shirube") {
-		t.Errorf("version 1 index: err = %v, want ErrFormat naming an older version", err)
+	if err == nil || !errors.Is(err, ErrOldFormat) || errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "older shirube") {
+		t.Errorf("version 1 index: err = %v, want ErrOldFormat (not ErrFormat) naming an older version", err)
 	}
 
 	if len(ix.blocks) == 0 {
