@@ -263,7 +263,7 @@ func QuotedTerms(q string) []string {
 	return out
 }
 
-var quotedTermsRe = regexp.MustCompile(`「([^」]{1,30})」`)
+var quotedTermsRe = regexp.MustCompile(`「([^」、。]{1,12})」`)
 
 // delegationRe finds a quantity a provision leaves to another regulation:
 // 「政令で定める規模」「厚生労働省令で定める数」「条例で定める額」.

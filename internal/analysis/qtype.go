@@ -59,10 +59,10 @@ var counterSynonyms = map[string][]string{
 	"年": {"年"}, "年間": {"年"}, "か月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"},
 	"ヶ月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"}, "カ月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"},
 	"箇月": {"か月", "ヶ月", "カ月", "箇月", "ケ月", "ヵ月", "月"}, "月": {"月"}, "時間": {"時間"}, "分": {"分"},
-	"秒": {"秒"}, "歳": {"歳", "才"}, "回": {"回"}, "倍": {"倍"}, "円": {"円"}, "%": {"%", "割", "パーセント", "分の"},
+	"秒": {"秒"}, "歳": {"歳", "才"}, "回": {"回", "度"}, "倍": {"倍"}, "円": {"円"}, "%": {"%", "割", "パーセント", "分の"},
 	"割": {"割", "%", "パーセント"}, "パーセント": {"%", "パーセント", "割"}, "文字": {"文字", "字", "桁"}, "桁": {"桁", "文字"},
 	"種類": {"種類", "種"}, "社": {"社"}, "個": {"個"}, "台": {"台"}, "回目": {"回"}, "番目": {"位", "番"}, "位": {"位"},
-	"条": {"条"}, "項": {"項"}, "号": {"号"}, "度": {"度"}, "週間": {"週"}, "週": {"週"}, "枚": {"枚"}, "ページ": {"ページ", "頁"},
+	"条": {"条"}, "項": {"項"}, "号": {"号"}, "度": {"度", "回", "℃", "°"}, "週間": {"週"}, "週": {"週"}, "枚": {"枚"}, "ページ": {"ページ", "頁"},
 	"時": {"時"}, "kg": {"kg", "キログラム"}, "g": {"g", "グラム"}, "mg": {"mg"}, "l": {"l", "リットル"}, "m": {"m", "メートル"},
 }
 
@@ -83,12 +83,19 @@ var (
 // matches wins, in this order: quantity (with its counter), date, penalty,
 // who, definition, condition, procedure.
 func QuestionType(q string) AnswerType {
-	n := notWhenRe.ReplaceAllString(Normalize(q), "")
+	// What a question quotes is not what it asks: 「生命は、いつ、どこで…」
+	// という問い asks for no date.
+	n := notWhenRe.ReplaceAllString(quotationRe.ReplaceAllString(Normalize(q), "「」"), "")
+	n = manyRe.ReplaceAllString(n, "")
 	t := questionType(n)
 	t.asked = t.Kind != KindNone && interrogativeRe.MatchString(n)
 	t.relative = relativeAskRe.MatchString(n)
 	return t
 }
+
+// manyRe finds 何 + counter + も, which says "many" and asks nothing
+// (何年も奉仕した, 何度も再利用する).
+var manyRe = regexp.MustCompile(`何(?:年間|年|度|回|日|人|時間|か月|ヶ月|週間)も`)
 
 // notWhenRe finds the adverbs built on いつ that ask for no date: いつも
 // (always), いつでも (at any time), いつの間にか.
@@ -101,10 +108,37 @@ var relativeAskRe = regexp.MustCompile(`何日\s*(?:以後|以降|後|前|を経
 // 15日以後の日」「十四日前の日」.
 var relativeDayRe = regexp.MustCompile(`^日\s*(?:以後|以降|後|前|を経過した|を経過する)\s*の\s*日`)
 
+// moneyRe finds a word for a sum of money in a question.
+var moneyRe = regexp.MustCompile(`罰金|科料|過料|料金|費用|価格|値段|金額|額|手数料|予算|税|給与|給料|賃金|報酬|収入|所得|売上|利益|損失|GDP|gdp|コスト|代金|運賃|円`)
+
+// currencies are the counters of an amount of money.
+var currencies = []string{"円", "ドル", "ユーロ", "ポンド", "元", "ウォン", "ルピー", "フラン"}
+
+// quotationRe finds a quotation inside a question.
+var quotationRe = regexp.MustCompile(`「[^」]*」|『[^』]*』`)
+
+// yearWhichRe follows a 何年 that asks which year (何年に, 西暦何年のこと,
+// 何年から何年まで, 何年か。); any other 何年 asks how many years (何年保存,
+// 何年以内, 何年かかる).
+var yearWhichRe = regexp.MustCompile(`^(?:に|の|か(?:[^か]|$)|から|まで|です|でし|だ|頃|ごろ|代|現在|何|[?？。、]|$)`)
+
+// unitRe is a katakana word that is a unit after 何 (何リットル, 何メートル);
+// other katakana after 何 name a kind of thing (何ロープウェイ), not a count.
+var unitRe = regexp.MustCompile(`^(?:リットル|ミリ|センチ|メートル|キロ|グラム|トン|ページ|パーセント|ポイント|ドル|ユーロ|ポンド|ウォン|元|バイト|ビット|ヘルツ|ワット|ボルト|アンペア|カロリー|ヘクタール|アール|マイル|インチ|フィート|ヤード|ノット|ケース|セット|パック|ダース|カ所|ヵ所|ケ所|ヶ所)`)
+
 func questionType(n string) AnswerType {
-	if m := counterRe.FindStringSubmatch(n); m != nil {
-		c := m[1]
-		if c == "月" || c == "年" && strings.Contains(n, "何年度") {
+	if m := counterRe.FindStringSubmatchIndex(n); m != nil && (!isKatakanaWord(n[m[2]:m[3]]) || unitRe.MatchString(n[m[2]:m[3]])) {
+		c := n[m[2]:m[3]]
+		rest := n[m[3]:]
+		switch {
+		case c == "月", c == "時":
+			// 何月, and 何時 (いつ, or an hour): a date or time.
+			return AnswerType{Kind: KindDate}
+		case c == "年" && (strings.HasPrefix(rest, "度") || yearWhichRe.MatchString(rest)):
+			// 何年度, and 何年 asking which year.
+			return AnswerType{Kind: KindDate}
+		case c == "日" && strings.HasSuffix(n[:m[0]], "月"):
+			// 4月何日: a day of the calendar.
 			return AnswerType{Kind: KindDate}
 		}
 		syn, ok := counterSynonyms[c]
@@ -118,8 +152,9 @@ func questionType(n string) AnswerType {
 		if strings.Contains(n, "割合") || strings.Contains(n, "何割") {
 			return AnswerType{Kind: KindQuantity, Counters: counterSynonyms["%"]}
 		}
-		if strings.Contains(n, "いくら") && !strings.Contains(n, "いくつ") {
-			return AnswerType{Kind: KindQuantity, Counters: []string{"円"}}
+		if strings.Contains(n, "いくら") && moneyRe.MatchString(n) {
+			// いくら of a sum of money (罰金, 費用, GDP): an amount in a currency.
+			return AnswerType{Kind: KindQuantity, Counters: currencies}
 		}
 		return AnswerType{Kind: KindQuantity}
 	case dateRe.MatchString(n):
@@ -183,6 +218,11 @@ func (t AnswerType) quantityIn(norm string) bool {
 	if len(t.Counters) == 0 {
 		return anyQuantityRe.MatchString(norm)
 	}
+	// 何人 and 何社 also ask which people or which company (ポルトガル人,
+	// フィリップス社).
+	if (slices.Contains(t.Counters, "人") || slices.Contains(t.Counters, "社")) && namedRe.MatchString(norm) {
+		return true
+	}
 	for _, loc := range numeralRe.FindAllStringIndex(norm, -1) {
 		rest := strings.TrimLeft(norm[loc[1]:], " ")
 		for _, c := range t.Counters {
@@ -220,6 +260,10 @@ func isDatePart(before, num, c string) bool {
 }
 
 var numeralRe = regexp.MustCompile(numeral)
+
+// namedRe is a people or a company named in katakana: ポルトガル人,
+// フィリップス社.
+var namedRe = regexp.MustCompile(`[\p{Katakana}ー]{2,}(?:人|社)`)
 
 // articleRe matches an article reference of Japanese legal text: 第十一条,
 // 第六十六条の二, 第8条.
@@ -389,4 +433,14 @@ var excludedRe = regexp.MustCompile(`[^、。,()「」『』]{1,30}?(?:を|は)?
 // the other case, so evidence that repeats them answers the wrong one.
 func ExcludedPhrases(q string) []string {
 	return excludedRe.FindAllString(Normalize(q), -1)
+}
+
+// isKatakanaWord reports whether s is written in katakana only.
+func isKatakanaWord(s string) bool {
+	for _, r := range s {
+		if !unicode.Is(unicode.Katakana, r) && r != 'ー' {
+			return false
+		}
+	}
+	return s != ""
 }

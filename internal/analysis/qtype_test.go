@@ -16,7 +16,22 @@ func TestQuestionType(t *testing.T) {
 		{"常時何人以上の労働者を使用する事業場ですか", KindQuantity, "名", true},
 		{"最低何日間保存しますか", KindQuantity, "日", true},
 		{"全体の何％を占めますか", KindQuantity, "割", true},
-		{"罰金はいくらですか", KindQuantity, "円", true},
+		{"罰金はいくらですか", KindQuantity, "円", true}, // a sum of money
+		{"感染者はいくらか", KindQuantity, "", true},   // an amount in any unit
+		{"古細菌が提案されたのは何年？", KindDate, "", true},
+		{"西暦何年のことですか", KindDate, "", true},
+		{"何年から何年まで大統領を務めたか", KindDate, "", true},
+		{"記録は何年保存しますか", KindQuantity, "年", true}, // how many years
+		{"何年以内に更新しますか", KindQuantity, "年", true},
+		{"何時頃から演奏されるようになったか", KindDate, "", true},
+		{"世界最長の何ロープウェイが開通したか", KindNone, "", false}, // a name, not a unit
+		{"タンクは何リットルまで入りますか", KindQuantity, "リットル", true},
+		{"何回変更しているか", KindQuantity, "度", true},
+		{"何年代に民営化された？", KindDate, "", true},
+		{"4月何日に発布された", KindDate, "", true},
+		{"何年も奉仕したあとの称号は何というか", KindNone, "", false}, // 何年も says "for years"
+		{"沸点は何度くらい？", KindQuantity, "℃", true},
+		{"「いつ、どこで」という問いに答えたのは何か", KindNone, "", false}, // the quotation's いつ is not asked
 		{"どのくらいまでなら含まれていてよいですか", KindQuantity, "", true},
 		{"いつまでに届け出ればよいですか", KindDate, "", true},
 		{"何年度以降ですか", KindDate, "", true},
@@ -56,6 +71,11 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		{"何日前までに届け出ますか", "工事開始の日の十四日前までに届け出る", true},
 		{"何年保存しますか", "2024 年に登録した", false},
 		{"何年保存しますか", "記録を 3 年間保存する", true},
+		{"古細菌が提案されたのは何年？", "1977 年にウーズらが提案した", true}, // which year
+		{"何人が15世紀に到来した？", "15 世紀にポルトガル人が到来した", true}, // which people
+		{"沸点は何度くらい？", "沸点は 30℃ 位である", true},
+		{"罰金はいくらですか", "百万円以下の罰金", true},
+		{"GDPはいくらか", "GDP は 100 億ドルである", true}, // an amount in any unit
 		{"何人以上ですか", "常時五十人以上の労働者", true},
 		{"何歳以上ですか", "参議院議員の任期は六年とし", false},
 		{"何％ですか", "レベル 2 以上が 89.6% を占めています", true},
