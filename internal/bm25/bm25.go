@@ -205,30 +205,13 @@ func postings(p []byte, n uint32, fn func(doc uint32, tf uint32)) {
 	doc := int64(-1)
 	for i := 0; i < len(p); {
 		// Fast path: one-byte varints (small deltas, tf < 128) dominate.
-		delta := uint64(p[i])
-		if delta < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				return
-			}
-			delta, i = v, i+k
-		}
-		if i >= len(p) {
+		var delta, tf uint64
+		if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+			delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+		} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 			return
 		}
-		tf := uint64(p[i])
-		if tf < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				return
-			}
-			tf, i = v, i+k
-		}
-		if delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 {
+		if !validPosting(delta, tf, uint64(n)) {
 			return
 		}
 		doc += int64(delta)
@@ -493,30 +476,13 @@ func (ix *Index) accumulate(acc []float64, touched []uint32, q queryTerm) []uint
 	n := int64(len(norm))
 	doc := int64(-1)
 	for i := 0; i < len(p); {
-		delta := uint64(p[i])
-		if delta < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				break
-			}
-			delta, i = v, i+k
-		}
-		if i >= len(p) {
+		var delta, tf uint64
+		if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+			delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+		} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 			break
 		}
-		tf := uint64(p[i])
-		if tf < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				break
-			}
-			tf, i = v, i+k
-		}
-		if delta == 0 || delta > uint64(n) || tf == 0 {
+		if !validPosting(delta, tf, uint64(n)) {
 			break
 		}
 		doc += int64(delta)

@@ -99,17 +99,13 @@ func (ix *Index) termBlocks(id int32) []byte {
 func postingsAt(p []byte, n uint32, fn func(doc, tf uint32, end int)) {
 	doc := int64(-1)
 	for i := 0; i < len(p); {
-		delta, k := binary.Uvarint(p[i:])
-		if k <= 0 {
+		var delta, tf uint64
+		if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+			delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+		} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 			return
 		}
-		i += k
-		tf, k := binary.Uvarint(p[i:])
-		if k <= 0 {
-			return
-		}
-		i += k
-		if delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 {
+		if !validPosting(delta, tf, uint64(n)) {
 			return
 		}
 		doc += int64(delta)

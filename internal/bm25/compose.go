@@ -3,7 +3,6 @@ package bm25
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -235,24 +234,16 @@ func mergeVerbatim(dst, p []byte, n uint32, newOf []int32, add []pair) ([]byte, 
 	}
 	j := 0
 	// The postings are decoded and validated as postings does (a malformed
-	// one ends the list), with the one-byte fast path inlined.
-	uvarint := func(i int) (uint64, int) {
-		if i < len(p) && p[i] < 0x80 {
-			return uint64(p[i]), i + 1
-		}
-		v, k := binary.Uvarint(p[i:])
-		if k <= 0 {
-			return 0, -1
-		}
-		return v, i + k
-	}
+	// one ends the list).
 	for i := 0; i < len(p); {
-		delta, k := uvarint(i)
-		if k < 0 {
+		var delta, tf uint64
+		k := i
+		if k+1 < len(p) && p[k]|p[k+1] < 0x80 {
+			delta, tf, k = uint64(p[k]), uint64(p[k+1]), k+2
+		} else if delta, tf, k = postingSlow(p, k); k > len(p) {
 			break
 		}
-		tf, k := uvarint(k)
-		if k < 0 || delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || prevOld+int64(delta) >= int64(n) {
+		if !validPosting(delta, tf, uint64(n)) || prevOld+int64(delta) >= int64(n) {
 			break
 		}
 		d := uint32(prevOld + int64(delta))

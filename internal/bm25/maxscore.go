@@ -66,34 +66,15 @@ func (c *cursor) next(n int) {
 		c.doc = n
 		return
 	}
-	delta := uint64(p[i])
-	if delta < 0x80 {
-		i++
-	} else {
-		v, k := binary.Uvarint(p[i:])
-		if k <= 0 {
-			c.doc = n
-			return
-		}
-		delta, i = v, i+k
-	}
-	if i >= len(p) {
+	var delta, tf uint64
+	if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+		delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+	} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 		c.doc = n
 		return
 	}
-	tf := uint64(p[i])
-	if tf < 0x80 {
-		i++
-	} else {
-		v, k := binary.Uvarint(p[i:])
-		if k <= 0 {
-			c.doc = n
-			return
-		}
-		tf, i = v, i+k
-	}
 	c.pos = i
-	if delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || c.doc+int(delta) >= n {
+	if !validPosting(delta, tf, uint64(n)) || c.doc+int(delta) >= n {
 		c.doc = n
 		return
 	}
@@ -197,33 +178,14 @@ func (c *cursor) accumulate(w0, w1, n int, norm []float32, acc []float64, seen [
 			doc = n
 			break
 		}
-		delta := uint64(p[i])
-		if delta < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				doc = n
-				break
-			}
-			delta, i = v, i+k
-		}
-		if i >= len(p) {
+		var delta, tf uint64
+		if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+			delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+		} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 			doc = n
 			break
 		}
-		tf := uint64(p[i])
-		if tf < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				doc = n
-				break
-			}
-			tf, i = v, i+k
-		}
-		if delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || doc+int(delta) >= n {
+		if !validPosting(delta, tf, uint64(n)) || doc+int(delta) >= n {
 			doc = n
 			break
 		}
@@ -439,33 +401,14 @@ func (c *cursor) accumulateAlive(w1, w0, n int, norm []float32, acc []float64, m
 			doc = n
 			break
 		}
-		delta := uint64(p[i])
-		if delta < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				doc = n
-				break
-			}
-			delta, i = v, i+k
-		}
-		if i >= len(p) {
+		var delta, tf uint64
+		if i+1 < len(p) && p[i]|p[i+1] < 0x80 {
+			delta, tf, i = uint64(p[i]), uint64(p[i+1]), i+2
+		} else if delta, tf, i = postingSlow(p, i); i > len(p) {
 			doc = n
 			break
 		}
-		tf := uint64(p[i])
-		if tf < 0x80 {
-			i++
-		} else {
-			v, k := binary.Uvarint(p[i:])
-			if k <= 0 {
-				doc = n
-				break
-			}
-			tf, i = v, i+k
-		}
-		if delta == 0 || delta > uint64(n) || tf == 0 || tf > math.MaxUint16 || doc+int(delta) >= n {
+		if !validPosting(delta, tf, uint64(n)) || doc+int(delta) >= n {
 			doc = n
 			break
 		}
