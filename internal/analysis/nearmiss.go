@@ -64,7 +64,7 @@ func CalendarRefs(text string) []CalendarRef {
 		out = append(out, r)
 	}
 	for _, m := range eraYearRe.FindAllStringSubmatch(n, -1) {
-		if v, ok := numberValue(m[2]); ok {
+		if v, ok := eraYear(m[2]); ok {
 			add(UnitYear, eraBase[m[1]]+v)
 		}
 	}
@@ -78,7 +78,7 @@ func CalendarRefs(text string) []CalendarRef {
 		}
 	}
 	for _, m := range quarterRe.FindAllStringSubmatch(n, -1) {
-		if v, ok := numberValue(m[1]); ok && v >= 1 && v <= 4 {
+		if v, ok := ParseNumber(m[1]); ok && v >= 1 && v <= 4 {
 			add(UnitQuarter, v)
 		}
 	}
@@ -98,7 +98,7 @@ func CalendarRefs(text string) []CalendarRef {
 			if g[0] < 0 {
 				continue
 			}
-			if v, ok := numberValue(n[g[0]:g[1]]); ok && v >= 1 && v <= 12 {
+			if v, ok := ParseNumber(n[g[0]:g[1]]); ok && v >= 1 && v <= 12 {
 				add(UnitMonth, v)
 			}
 		}
@@ -134,44 +134,12 @@ func Compact(s string) string {
 	return strings.Join(strings.Fields(Normalize(s)), "")
 }
 
-var kanjiDigitValue = map[rune]int{'〇': 0, '零': 0, '一': 1, '二': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
-
-// numberValue reads a numeral written in ASCII digits or in kanji (十二,
-// 二十四, 二〇二四, 元 for an era's first year).
-func numberValue(s string) (int, bool) {
-	if s == "" {
-		return 0, false
-	}
+// eraYear reads the year of an era year: a numeral, or 元 for the first.
+func eraYear(s string) (int, bool) {
 	if s == "元" {
 		return 1, true
 	}
-	if v, err := strconv.Atoi(s); err == nil {
-		return v, true
-	}
-	total, cur := 0, 0
-	for _, r := range s {
-		if d, ok := kanjiDigitValue[r]; ok {
-			cur = cur*10 + d
-			continue
-		}
-		unit := 0
-		switch r {
-		case '十':
-			unit = 10
-		case '百':
-			unit = 100
-		case '千':
-			unit = 1000
-		default:
-			return 0, false
-		}
-		if cur == 0 {
-			cur = 1
-		}
-		total += cur * unit
-		cur = 0
-	}
-	return total + cur, true
+	return ParseNumber(s)
 }
 
 // determinerRe finds an interrogative determiner and the class noun it

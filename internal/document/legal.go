@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/analysis"
 )
 
 // Legal structure: Japanese laws, ordinances and in-house regulations share
@@ -514,35 +516,12 @@ func numberPath(main, branches string) []int {
 	return out
 }
 
-// parseJapaneseNumber reads a number written in kanji (百二十三, or digit
-// by digit as 二〇), ASCII or full-width digits. Numbers beyond a billion,
-// which no real article has, are capped so that fuzzed input cannot
-// overflow.
+// parseJapaneseNumber reads an article or division number (num: kanji,
+// ASCII or full-width digits).
 func parseJapaneseNumber(s string) int {
-	total, cur := 0, 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			cur = cur*10 + int(r-'0')
-		case r >= '０' && r <= '９':
-			cur = cur*10 + int(r-'０')
-		case r == '十':
-			total, cur = total+max(cur, 1)*10, 0
-		case r == '百':
-			total, cur = total+max(cur, 1)*100, 0
-		case r == '千':
-			total, cur = total+max(cur, 1)*1000, 0
-		default:
-			cur = cur*10 + kanjiDigit[r] // 〇 and 零 are 0
-		}
-		if total > 1e9 || cur > 1e9 {
-			return 1e9
-		}
-	}
-	return total + cur
+	n, _ := analysis.ParseNumber(s)
+	return n
 }
-
-var kanjiDigit = map[rune]int{'一': 1, '二': 2, '三': 3, '四': 4, '五': 5, '六': 6, '七': 7, '八': 8, '九': 9}
 
 // codeFence returns the fence mark (``` or ~~~, possibly longer) a line
 // starts with, and the text after it; "" when the line is no fence. Lines

@@ -92,53 +92,11 @@ var (
 
 // kanjiDigits are the kanji digits in order of value; each is three bytes
 // of UTF-8.
-const kanjiDigits = "〇一二三四五六七八九"
-
 // parseNum reads a numeral of legal text: kanji (六十六, 百二十, 千二百)
-// or ASCII digits.
+// or digits; 0 when s is none.
 func parseNum(s string) int {
-	if s == "" {
-		return 0
-	}
-	if s[0] >= '0' && s[0] <= '9' {
-		n := 0
-		for _, c := range s {
-			if c < '0' || c > '9' {
-				return 0
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
-	total, cur := 0, -1
-	for _, c := range s {
-		if i := strings.IndexRune(kanjiDigits, c); i >= 0 {
-			d := i / len("〇")
-			if cur < 0 {
-				cur = 0
-			}
-			cur = cur*10 + d // 二〇 reads as 20, as positional kanji does
-			continue
-		}
-		u := 0
-		switch c {
-		case '十':
-			u = 10
-		case '百':
-			u = 100
-		case '千':
-			u = 1000
-		}
-		if cur < 0 {
-			cur = 1 // 十 alone is ten
-		}
-		total += cur * u
-		cur = -1
-	}
-	if cur > 0 {
-		total += cur
-	}
-	return total
+	n, _ := analysis.ParseNumber(s)
+	return n
 }
 
 // parseArticle reads 第N条(のN)* into an article number; nil when s is
