@@ -640,17 +640,15 @@ func roundW(w float64) float64 { return float64(int64(w*1e4+0.5)) / 1e4 }
 // cross-references may still miss; a guideline, a policy or a manual that
 // treats the act without a word of penalties has none to tell (one that
 // says 「罰則はない」 answers).
-func lacksAskedKind(q string, results []retrieve.Result) bool {
-	qt := analysis.QuestionType(q)
+func lacksAskedKind(qt analysis.AnswerType, results []retrieve.Result, norm []string) bool {
 	if !qt.Strict() || len(results) == 0 {
 		return false
 	}
-	for _, r := range results {
-		norm := analysis.Normalize(r.Heading + "\n" + r.Text)
-		if qt.Satisfied(norm) {
+	for i, r := range results {
+		if qt.Satisfied(norm[i]) {
 			return false
 		}
-		if qt.Kind == analysis.KindPenalty && (len(analysis.Articles(r.Heading)) > 0 || analysis.MentionsPenalty(norm)) {
+		if qt.Kind == analysis.KindPenalty && (len(analysis.Articles(r.Heading)) > 0 || analysis.MentionsPenalty(norm[i])) {
 			return false // legal text, or a text that speaks of penalties (「罰則はない」)
 		}
 	}

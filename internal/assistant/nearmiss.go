@@ -26,10 +26,19 @@ const (
 // so that benchmarks measure refusals the way `ask` makes them. s is the
 // searcher the results came from.
 func Refuses(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result) string {
-	if lacksAskedKind(q, results) {
+	if len(results) == 0 {
+		return ""
+	}
+	// Each check reads the chunks normalised; they are normalised once.
+	qt := analysis.QuestionType(q)
+	norm := make([]string, len(results))
+	for i, r := range results {
+		norm[i] = analysis.Normalize(r.Heading + "\n" + r.Text)
+	}
+	if lacksAskedKind(qt, results, norm) {
 		return missKind
 	}
-	return nearMiss(ctx, s, q, results)
+	return nearMiss(ctx, s, q, qt, results, norm)
 }
 
 // nearMiss reports why evidence that shares a question's topic still does
@@ -55,13 +64,15 @@ func Refuses(ctx context.Context, s *retrieve.Searcher, q string, results []retr
 //     何件), and no chunk holds both the term and such an expression.
 //
 // s is the searcher the results came from.
-func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result) string {
+//
+// qt is q's question type and norm the results' normalised heading and text.
+func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, qt analysis.AnswerType, results []retrieve.Result, norm []string) string {
 	if len(results) == 0 || s == nil {
 		return ""
 	}
-	evidence := make([]string, len(results))
-	for i, r := range results {
-		evidence[i] = analysis.Compact(r.Heading + "\n" + r.Text)
+	evidence := make([]string, len(results)) // compacted: analysis.Compact
+	for i, n := range norm {
+		evidence[i] = strings.Join(strings.Fields(n), "")
 	}
 	switch {
 	case otherPeriod(ctx, s, q, results, evidence):
@@ -70,9 +81,9 @@ func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, results []ret
 		return missLocator
 	case predicateAbsent(q, evidence, s.Index().Terms):
 		return missPredicate
-	case quotedApart(q, results):
+	case quotedApart(q, qt, norm, evidence):
 		return missQuoted
-	case delegated(q, results[0]):
+	case delegated(qt, results[0]):
 		return missDelegated
 	}
 	return ""
@@ -82,8 +93,7 @@ func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, results []ret
 // is best answered by a provision that leaves that number to another
 // regulation (「政令で定める規模の事業場ごとに」) and gives none itself: the
 // value lives in the enforcement order, not in the indexed text.
-func delegated(q string, top retrieve.Result) bool {
-	qt := analysis.QuestionType(q)
+func delegated(qt analysis.AnswerType, top retrieve.Result) bool {
 	if !qt.Strict() || qt.Kind != analysis.KindQuantity {
 		return false
 	}
@@ -191,17 +201,15 @@ func predicateAbsent(q string, evidence []string, terms func(string) []string) b
 // quotedApart reports whether a question asking strictly for a number or a
 // date (analysis.AnswerType.Strict) quotes a term that no passage holds
 // together with an expression of the asked kind.
-func quotedApart(q string, results []retrieve.Result) bool {
-	qt := analysis.QuestionType(q)
+func quotedApart(q string, qt analysis.AnswerType, norm, compact []string) bool {
 	if !qt.Strict() || qt.Kind == analysis.KindPenalty {
 		return false
 	}
 	for _, term := range analysis.QuotedTerms(q) {
 		term = analysis.Compact(term)
 		found := false
-		for _, r := range results {
-			n := analysis.Normalize(r.Heading + "\n" + r.Text)
-			if analysis.Present(analysis.Compact(n), term) && qt.Satisfied(n) {
+		for i, n := range norm {
+			if analysis.Present(compact[i], term) && qt.Satisfied(n) {
 				found = true
 				break
 			}
