@@ -114,7 +114,7 @@ written. --out writes one CSV row per question and profile.`,
 	f.StringVar(&indexDir, "index", "", "existing index (or, with --data, where to build it)")
 	f.StringVar(&profiles, "profiles", "default,fast,balanced,deep", "profiles to run: default (one hybrid search), fast, balanced, deep")
 	f.StringVar(&out, "out", "", "write per-question results to this CSV")
-	for _, name := range []string{"generator", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
+	for _, name := range []string{"generator", "reader", "reader-model", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
 		settingFlag(f, name)
 	}
 	cmd.MarkFlagRequired("questions")
@@ -137,13 +137,13 @@ func printQA(w io.Writer, reps []bench.QAReport) {
 
 // writeQARecords writes the per-question CSV.
 func writeQARecords(path string, recs []bench.QARecord) error {
-	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "evidence_score", "latency_ms", "cited", "answer", "error"}}
+	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "evidence_score", "latency_ms", "cited", "answer", "error", "answerability"}}
 	for _, r := range recs {
 		rows = append(rows, []string{r.Profile, r.ID, r.Kind, r.Question, r.Verdict,
 			strconv.FormatBool(r.FactAny), strconv.FormatBool(r.FactAll), strconv.FormatBool(r.Refused),
 			strconv.FormatBool(r.CitedHit), strconv.FormatBool(r.Hit1), strconv.FormatBool(r.Hit5),
 			strconv.Itoa(r.AnswerRunes), strconv.FormatFloat(r.Evidence, 'f', 3, 64), strconv.FormatFloat(r.LatencyMs, 'f', 1, 64),
-			strings.Join(r.Cited, " | "), r.Answer, r.Error})
+			strings.Join(r.Cited, " | "), r.Answer, r.Error, strconv.FormatFloat(r.Answerability, 'f', 3, 64)})
 	}
 	f, err := os.Create(path)
 	if err != nil {

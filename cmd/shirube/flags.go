@@ -98,7 +98,7 @@ func addSearchFlags(cmd *cobra.Command) {
 func addAnswerFlags(cmd *cobra.Command) {
 	addSearchFlags(cmd)
 	f := cmd.Flags()
-	for _, name := range []string{"logs", "generator", "provider", "model", "evidence-threshold", "profile", "claim-coverage", "verify", "keep-unverified"} {
+	for _, name := range []string{"logs", "generator", "reader", "reader-model", "provider", "model", "evidence-threshold", "profile", "claim-coverage", "verify", "keep-unverified"} {
 		settingFlag(f, name)
 	}
 }

@@ -78,6 +78,7 @@ for Ollama, vLLM or LM Studio) or ANTHROPIC_API_KEY to answer with an LLM.`,
 		newOptimizeCmd(g),
 		newQuestionsCmd(g),
 		newBatchCmd(g),
+		newTrainCmd(g),
 		newVersionCmd(),
 	)
 	return root

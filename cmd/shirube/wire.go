@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shirube/shirube/internal/reader"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shirube/shirube/internal/agent"
@@ -105,7 +107,16 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 	var gen, fallback assistant.Generator
 	var model chatModel
 	lookahead := 0
-	extractive := extractiveGen{answer.NewExtractive(tok, answer.ExtractiveOptions{})}
+	rd, err := newReader(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var eopt answer.ExtractiveOptions
+	if rd != nil {
+		eopt.Reader = rd
+	}
+	ext := answer.NewExtractive(tok, eopt)
+	extractive := extractiveGen{ext}
 	switch cfg.EffectiveGenerator() {
 	case "llm":
 		m, name, err := newChatModel(cfg)
@@ -120,6 +131,8 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		lookahead = 3
 	}
 	opt := assistant.Options{
+		Reader:             readerOf(rd, ext),
+		Gates:              gatesFromEnv(),
 		Search:             searchOptions(cfg),
 		EvidenceThreshold:  cfg.EvidenceThreshold,
 		Warn:               warn,
@@ -414,4 +427,45 @@ func optionalChatModel(cfg config.Config, model chatModel, warn func(string)) (c
 		return nil, ""
 	}
 	return m, cfg.LLMModel
+}
+
+// newReader loads the learned reader the configuration asks for: the
+// model file given, else the one shipped in the binary; nil with
+// `--reader rules`.
+func newReader(cfg config.Config) (*reader.Model, error) {
+	if cfg.Reader == "rules" {
+		return nil, nil
+	}
+	var m *reader.Model
+	var err error
+	if cfg.ReaderModel != "" {
+		m, err = reader.Load(cfg.ReaderModel)
+	} else {
+		m, err = reader.Default()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(answer.SentenceFeatureNames(), answer.AnswerFeatureNames()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readerOf is the assistant's reader: the extractive generator's reading
+// when a model is loaded.
+func readerOf(m *reader.Model, ext *answer.Extractive) assistant.Reader {
+	if m == nil {
+		return nil
+	}
+	return ext
+}
+
+// gatesFromEnv is a measurement switch (SHIRUBE_GATES, comma-separated).
+func gatesFromEnv() []string {
+	v := os.Getenv("SHIRUBE_GATES")
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
 }

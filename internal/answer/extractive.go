@@ -24,6 +24,10 @@ type ExtractiveOptions struct {
 	RankBonus    float64 // relevance bonus of the top-ranked chunk, decaying as 1/rank; default 0.05
 	Diversity    float64 // MMR weight of novelty against relevance, 0–1; default 0.3
 	MinRelative  float64 // a further sentence needs this share of the best one's score; default 0.5
+	// Reader, when set, scores the candidate sentences with learned
+	// weights instead of the rule-based relevance, and judges whether
+	// the evidence answers at all (Reading.Answerability).
+	Reader Reader
 }
 
 func (o ExtractiveOptions) withDefaults() ExtractiveOptions {
@@ -117,6 +121,13 @@ type candidate struct {
 	// starts with this one (see windowRelevance); 0 when none counts.
 	winRel float64
 	winLen int
+	// feat are its features (SentenceFeatureNames) and logit the
+	// reader's score of them; nil and 0 until the reader read it.
+	feat  []float64
+	logit float64
+	// ruleRel is the hand-written relevance (rel before the reader
+	// replaced it), one of the reader's features.
+	ruleRel float64
 }
 
 // linkNeighbours sets each candidate's prev and next: the sentences around
@@ -162,7 +173,32 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	if err := ctx.Err(); err != nil {
 		return Answer{}, fmt.Errorf("extractive answer: %w", err)
 	}
-	a := Answer{Generator: GeneratorExtractive}
+	p := e.prepare(query, results)
+	return e.compose(ctx, p)
+}
+
+// prepared is the reading of one question's evidence: the candidate
+// sentences with their relevance, and what the answer is composed from.
+type prepared struct {
+	query    string
+	results  []retrieve.Result
+	qterms   []string
+	content  []string
+	excluded []string
+	weights  map[string]float64
+	total    float64
+	qtype    analysis.AnswerType
+	headings []map[string]bool
+	texts    []string
+	cands    []*candidate
+	fc       *featureContext
+}
+
+// prepare splits the evidence into candidate sentences and scores each
+// (and each window of adjacent ones) for how well it answers query: by the
+// reader's sentence model when one is set, else by the rule-based
+// relevance.
+func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared {
 	qterms := e.tok.Terms(query)
 	content, excluded := withoutExcluded(uniqueContent(qterms), query, e.tok)
 	qtype := analysis.QuestionType(query)
@@ -235,12 +271,16 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 	for _, t := range content {
 		total += weights[t]
 	}
+	headers := tableHeaders(texts, e.tok)
 	for _, c := range cands {
+		row := strings.HasPrefix(c.text, "|")
 		for _, t := range content {
 			switch {
 			case c.terms[t]:
 				c.cov += weights[t]
-			case headings[c.chunk][t]:
+			case headings[c.chunk][t] || row && headers[c.chunk][t]:
+				// A table row is read with its column headers, as a
+				// sentence is read with its section's heading.
 				c.cov += headingShare * weights[t]
 			}
 		}
@@ -277,6 +317,23 @@ func (e *Extractive) Generate(ctx context.Context, query string, results []retri
 		}
 	}
 
+	for _, c := range cands {
+		c.ruleRel = c.rel
+	}
+	p := &prepared{query: query, results: results, qterms: qterms, content: content, excluded: excluded,
+		weights: weights, total: total, qtype: qtype, headings: headings, texts: texts, cands: cands}
+	p.fc = newFeatureContext(p, headers)
+	if e.opt.Reader != nil {
+		e.readerRelevance(p)
+	}
+	return p
+}
+
+// compose picks the answer sentences of a prepared reading and writes the
+// answer.
+func (e *Extractive) compose(ctx context.Context, p *prepared) (Answer, error) {
+	a := Answer{Generator: GeneratorExtractive}
+	query, results, qterms, content, weights, qtype, headings, texts, cands := p.query, p.results, p.qterms, p.content, p.weights, p.qtype, p.headings, p.texts, p.cands
 	var picked []*candidate
 	if qtype.Kind == analysis.KindProcedure {
 		picked = e.procedureSection(cands, results, qterms)

@@ -105,8 +105,30 @@ const MaxQuestionRunes = 2000
 // (seed 002 §9: タイムアウト（5秒超過） → 警告ログ、処理は継続).
 const DefaultSlowAnswer = 5 * time.Second
 
+// Decisions of the decision stage (Reply.Decision).
+const (
+	DecisionAnswer  = "answer"
+	DecisionRefuse  = "refuse"
+	DecisionClarify = "clarify"
+)
+
+// Reader reads the evidence of a question the way the extractive answer
+// does and judges whether it answers (the learned reader of
+// internal/reader behind answer.Extractive).
+type Reader interface {
+	Read(query string, results []retrieve.Result) *answer.Reading
+}
+
 // Options are an Assistant's settings.
 type Options struct {
+	// Reader, when set, decides whether the evidence answers (its
+	// answerability against its threshold) in place of the evidence
+	// score's threshold.
+	Reader Reader
+	// Gates lists the rule gates kept beside the reader: "threshold"
+	// (the evidence score), "kind" (the asked kind absent), "nearmiss".
+	// Empty means all three without a reader.
+	Gates             []string
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default guard.DefaultEvidenceThreshold)
 	Warn              func(string)     // audit-log failures, slow answers and other warnings
@@ -283,6 +305,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 	switch {
 	case guard.DetectAmbiguous(effective):
 		rep.Flags.AmbiguousQuery = true
+		rep.Decision = DecisionClarify
 		rep.Answer = guard.AmbiguousQueryResponse
 		rep.Generator = "guard"
 	default:
@@ -354,12 +377,14 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || Refuses(ctx, s, effective, results) != "" {
+		if a.refuse(ctx, s, effective, best, results, sopt.K, rep) {
 			rep.Flags.InsufficientEvidence = true
+			rep.Decision = DecisionRefuse
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"
 			break
 		}
+		rep.Decision = DecisionAnswer
 		ans, err := a.generate(ctx, effective, results, history, req.OnDelta, rep)
 		if err != nil {
 			return err
@@ -653,4 +678,31 @@ func lacksAskedKind(qt analysis.AnswerType, results []retrieve.Result, norm []st
 		}
 	}
 	return true
+}
+
+// refuse is the decision stage: does the evidence answer the question?
+// Without a reader, the evidence score's threshold and the rule gates
+// (Refuses) decide; with one, its answerability, and the gates Options.Gates
+// keeps.
+func (a *Assistant) refuse(ctx context.Context, s *retrieve.Searcher, q string, best float64, results []retrieve.Result, k int, rep *Reply) bool {
+	rep.EvidenceScore = best
+	var rd *answer.Reading
+	if a.opt.Reader != nil && len(results) > 0 {
+		rd = a.opt.Reader.Read(q, results[:min(k, len(results))])
+		rep.Answerability = rd.Answerability
+	}
+	if rd == nil || slices.Contains(a.opt.Gates, "legacy") {
+		return guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || Refuses(ctx, s, q, results) != ""
+	}
+	refuse := rd.Answerability < rd.Threshold
+	for _, g := range a.opt.Gates {
+		switch g {
+		case "threshold":
+			refuse = refuse || guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold)
+		case "kind", "nearmiss":
+			r := Refuses(ctx, s, q, results)
+			refuse = refuse || (g == "kind") == (r == missKind) && r != ""
+		}
+	}
+	return refuse
 }

@@ -51,6 +51,13 @@ type Reply struct {
 	// incomplete or extractive for want of the model ("" otherwise). It is
 	// also the first paragraph of Answer.
 	Notice string `json:"notice,omitempty"`
+	// EvidenceScore is the best absolute evidence score of the retrieved
+	// chunks; Answerability the learned reader's probability that they
+	// answer (0 without a reader). Decision is what the decision stage
+	// made of them: answer, refuse or clarify.
+	EvidenceScore float64 `json:"evidence_score"`
+	Answerability float64 `json:"answerability,omitempty"`
+	Decision      string  `json:"decision,omitempty"`
 	// Trace is how the agentic retrieval searched (seed 003: profile,
 	// route, facets, searches per round, budget used, stop reason); nil on
 	// the plain search path.

@@ -102,9 +102,12 @@ type QARecord struct {
 	AnswerRunes int      `json:"answer_runes"`
 	// Evidence is the best absolute evidence score among the retrieved
 	// chunks: what the refusal gate compares with its threshold.
-	Evidence  float64 `json:"evidence_score"`
-	LatencyMs float64 `json:"latency_ms"`
-	Error     string  `json:"error,omitempty"`
+	Evidence float64 `json:"evidence_score"`
+	// Answerability is the learned reader's probability that the
+	// evidence answers (0 without a reader).
+	Answerability float64 `json:"answerability"`
+	LatencyMs     float64 `json:"latency_ms"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // QAReport summarises one profile over a question set.
@@ -225,6 +228,7 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 	rec := QARecord{ID: q.ID, Kind: q.Kind, Question: q.Question, Answer: r.Answer, Cited: r.Cited()}
 	rec.Refused = r.Refused() || metrics.IsRefusal(r.Answer) || strings.TrimSpace(r.Answer) == ""
 	rec.AnswerRunes = len([]rune(strings.TrimSpace(r.Answer)))
+	rec.Answerability = r.Answerability
 	for _, s := range r.SearchResults {
 		rec.Evidence = max(rec.Evidence, s.EvidenceScore)
 	}

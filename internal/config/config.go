@@ -101,6 +101,8 @@ type Config struct {
 	EmbeddingModel string   // OpenAI-compatible embedding model (SHIRUBE_EMBEDDING_MODEL)
 
 	Generator     string   // extractive or llm; "" chooses llm when a key is set (SHIRUBE_GENERATOR)
+	Reader        string   // learned or rules (SHIRUBE_READER)
+	ReaderModel   string   // reader model file; "" = the shipped one (SHIRUBE_READER_MODEL)
 	Provider      Provider // openai or anthropic; "" chooses by the key that is set (SHIRUBE_PROVIDER)
 	LLMModel      string   // model id or alias (SHIRUBE_MODEL)
 	OpenAIKey     string   // OPENAI_API_KEY
@@ -145,6 +147,7 @@ func Default() Config {
 		BM25Weight:        DefaultBM25Weight,
 		Fusion:            DefaultFusion,
 		EvidenceThreshold: DefaultEvidenceThreshold,
+		Reader:            "rules",
 		ClaimCoverage:     DefaultClaimCoverage,
 		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,

@@ -1,0 +1,435 @@
+package reader
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// AnsweredShare is the share of the validation articles' answerable
+// evidence that the answerability threshold lets through.
+const AnsweredShare = 0.975
+
+// ModelVersion is the version of the feature columns the code computes.
+const ModelVersion = 1
+
+// Provenance is what the shipped model says of its origin.
+const Provenance = "Trained by `shirube train` on JaQuAD train (SkelterLabsInc/JaQuAD, 31,748 questions on 691 Japanese Wikipedia articles), licensed CC BY-SA 3.0; validation = the articles whose FNV-32a title hash is 0 mod 10."
+
+// TrainOptions configure Train.
+type TrainOptions struct {
+	Data    string // JaQuAD train, SQuAD layout (.json or .json.xz)
+	Limit   int    // use at most this many questions (evenly spread); 0 = all
+	Workers int    // parallel readers; 0 = the number of cores
+	Epochs  int    // optimiser steps; 0 = FitOptions' default
+	// Validate picks the held-out articles by title; nil means
+	// Validation (a tenth of them).
+	Validate func(title string) bool
+	Log      func(string)
+}
+
+// Report is what training measured on the validation articles (never
+// trained on).
+type Report struct {
+	Articles           int                `json:"articles"`
+	TrainQuestions     int                `json:"train_questions"`
+	ValQuestions       int                `json:"validation_questions"`
+	SentenceAccuracy   float64            `json:"sentence_accuracy"`      // learned: answer sentence ranked first
+	RuleAccuracy       float64            `json:"rule_sentence_accuracy"` // the rule-based relevance, same candidates
+	AnswerableAUC      float64            `json:"answerable_auc"`
+	ECE                float64            `json:"answerable_ece"`
+	Bins               []Bin              `json:"answerable_reliability"`
+	ThresholdAnswered  float64            `json:"threshold_answered"` // answerable validation sets answered at Threshold
+	ThresholdRefused   float64            `json:"threshold_refused"`  // unanswerable validation sets refused at Threshold
+	NegativeKinds      string             `json:"negative_kinds"`
+	Seconds            float64            `json:"seconds"`
+	AnswerableByNegAUC map[string]float64 `json:"answerable_auc_by_negative"`
+}
+
+// sample is one question of the training data with its evidence sets.
+type sample struct {
+	question string
+	answer   string
+	val      bool
+	pos      []retrieve.Result // evidence holding the answer paragraph
+	own      int               // index of the answer paragraph in pos
+	ansSent  string            // the sentence holding the answer
+	neg      []retrieve.Result // evidence that does not hold the answer
+	negKind  string
+}
+
+// Train learns the reader from a SQuAD-layout file: the paragraphs become
+// an in-memory index searched the way `ask` searches; every question's
+// top results (its own paragraph put in when the search missed it) give
+// the sentence model one group of candidates, and, with a near miss made
+// from the data, the answerability model one positive and one negative
+// example. Negatives are, in turn: the question's own evidence with the
+// answer sentence removed; its evidence with its own paragraph left out
+// (other paragraphs of the article come up); and its evidence with its
+// whole article left out.
+func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
+	start := time.Now()
+	logf := func(format string, a ...any) {
+		if opt.Log != nil {
+			opt.Log(fmt.Sprintf(format, a...))
+		}
+	}
+	if opt.Validate == nil {
+		opt.Validate = Validation
+	}
+	ds, err := LoadSQuAD(opt.Data)
+	if err != nil {
+		return nil, err
+	}
+	var chunks []chunk.Chunk
+	type ref struct{ art, para, chunk int }
+	type qref struct {
+		ref
+		qa QA
+	}
+	var qs []qref
+	artChunks := map[int][]int{}
+	for ai, a := range ds.Data {
+		for pi, p := range a.Paragraphs {
+			file := fmt.Sprintf("jaquad/a%04d/p%03d.md", ai, pi)
+			ci := len(chunks)
+			chunks = append(chunks, chunk.Chunk{
+				ID: file + "_0", File: file, Source: fmt.Sprintf("jaquad/a%04d.md", ai), Page: 1,
+				Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context, Index: 0,
+			})
+			artChunks[ai] = append(artChunks[ai], ci)
+			for _, qa := range p.QAs {
+				if len(qa.Answers) > 0 && strings.TrimSpace(qa.Answers[0].Text) != "" {
+					qs = append(qs, qref{ref{ai, pi, ci}, qa})
+				}
+			}
+		}
+	}
+	if opt.Limit > 0 && opt.Limit < len(qs) {
+		step := float64(len(qs)) / float64(opt.Limit)
+		var kept []qref
+		for i := range opt.Limit {
+			kept = append(kept, qs[int(float64(i)*step)])
+		}
+		qs = kept
+	}
+	logf("%d articles, %d paragraphs, %d questions; indexing the paragraphs", len(ds.Data), len(chunks), len(qs))
+	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		return nil, fmt.Errorf("index the training paragraphs: %w", err)
+	}
+	s := retrieve.New(ix)
+	sopt := retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax, AutoWeight: true}
+	artOf := make([]int, len(chunks))
+	for ai, cs := range artChunks {
+		for _, c := range cs {
+			artOf[c] = ai
+		}
+	}
+
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	samples := make([]*sample, len(qs))
+	kinds := []string{"answer sentence removed", "own paragraph left out", "own article left out"}
+	err = parallel(ctx, len(qs), workers, func(i int) error {
+		q := qs[i]
+		ctxText := ds.Data[q.art].Paragraphs[q.para].Context
+		sent, without, ok := splitAnswerSentence(ctxText, q.qa.Answers[0])
+		if !ok {
+			return nil
+		}
+		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent}
+		res, _, err := s.Search(ctx, q.qa.Question, sopt)
+		if err != nil {
+			return nil // a question the analyser leaves empty
+		}
+		smp.own = -1
+		for k, r := range res {
+			if r.ChunkID == chunks[q.chunk].ID {
+				smp.own = k
+			}
+		}
+		if smp.own < 0 {
+			// The search missed the paragraph: it takes the last place, so
+			// that the reader learns to read it wherever it ranks.
+			own := retrieve.Result{ChunkID: chunks[q.chunk].ID, File: chunks[q.chunk].File, Source: chunks[q.chunk].Source,
+				Page: 1, Heading: chunks[q.chunk].Heading, Text: chunks[q.chunk].Text}
+			if len(res) == 4 {
+				own.Score = res[3].Score
+				res = res[:3]
+			}
+			res = append(res, own)
+			smp.own = len(res) - 1
+		}
+		smp.pos = res
+		kind := i % 3
+		smp.negKind = kinds[kind]
+		switch kind {
+		case 0:
+			neg := append([]retrieve.Result(nil), res...)
+			neg[smp.own].Text = "# " + ds.Data[q.art].Title + "\n" + without
+			smp.neg = neg
+		case 1:
+			o := sopt
+			o.Exclude = func(c int) bool { return c == q.chunk }
+			smp.neg, _, err = s.Search(ctx, q.qa.Question, o)
+		case 2:
+			o := sopt
+			o.Exclude = func(c int) bool { return artOf[c] == q.art }
+			smp.neg, _, err = s.Search(ctx, q.qa.Question, o)
+		}
+		if err != nil {
+			return nil
+		}
+		samples[i] = smp
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	logf("searched %d questions in %.0f s; reading the candidates", len(qs), time.Since(start).Seconds())
+
+	tok := ix.Analyzer()
+	rules := answer.NewExtractive(tok, answer.ExtractiveOptions{})
+	groups := make([]*Group, len(samples))
+	ruleHit := make([]bool, len(samples))
+	err = parallel(ctx, len(samples), workers, func(i int) error {
+		smp := samples[i]
+		if smp == nil {
+			return nil
+		}
+		rd := rules.Read(smp.question, smp.pos)
+		g := &Group{Pos: -1}
+		bestRel, bestK := -1.0, -1
+		for k, c := range rd.Candidates {
+			g.X = append(g.X, c.Features)
+			if g.Pos < 0 && c.Passage == smp.own && strings.Contains(c.Text, smp.answer) && strings.Contains(smp.ansSent, c.Text) {
+				g.Pos = k
+			}
+			if c.Relevance > bestRel {
+				bestRel, bestK = c.Relevance, k
+			}
+		}
+		if g.Pos < 0 {
+			for k, c := range rd.Candidates {
+				if c.Passage == smp.own && strings.Contains(c.Text, smp.answer) {
+					g.Pos = k
+					break
+				}
+			}
+		}
+		if g.Pos < 0 || len(g.X) < 2 {
+			return nil
+		}
+		groups[i] = g
+		ruleHit[i] = bestK == g.Pos
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var trainG, valG []Group
+	var ruleVal, nVal int
+	for i, g := range groups {
+		if g == nil {
+			continue
+		}
+		if samples[i].val {
+			valG = append(valG, *g)
+			nVal++
+			if ruleHit[i] {
+				ruleVal++
+			}
+		} else {
+			trainG = append(trainG, *g)
+		}
+	}
+	if len(trainG) == 0 || len(valG) == 0 {
+		return nil, fmt.Errorf("training data %s: too few labelled questions (%d train, %d validation)", opt.Data, len(trainG), len(valG))
+	}
+	fit := FitOptions{Epochs: opt.Epochs}
+	m := &Model{Version: ModelVersion, Provenance: Provenance}
+	m.Sentence = FitSentence(answer.SentenceFeatureNames(), trainG, slices.Index(answer.SentenceFeatureNames(), answer.PriorFeature), fit)
+	rep := &Report{Articles: len(ds.Data), TrainQuestions: len(trainG), ValQuestions: len(valG),
+		SentenceAccuracy: Accuracy(&m.Sentence, valG), RuleAccuracy: float64(ruleVal) / float64(nVal),
+		NegativeKinds: strings.Join(kinds, "; ")}
+	logf("sentence model: validation accuracy %.3f (rules %.3f) on %d questions", rep.SentenceAccuracy, rep.RuleAccuracy, len(valG))
+
+	// Answerability reads every evidence set with the sentence model.
+	m.Answerable = Linear{Names: answer.AnswerFeatureNames(), Mean: make([]float64, len(answer.AnswerFeatureNames())), Std: ones(len(answer.AnswerFeatureNames())), W: make([]float64, len(answer.AnswerFeatureNames())), Offset: -1}
+	learned := answer.NewExtractive(tok, answer.ExtractiveOptions{Reader: m})
+	posX := make([][]float64, len(samples))
+	negX := make([][]float64, len(samples))
+	err = parallel(ctx, len(samples), workers, func(i int) error {
+		smp := samples[i]
+		if smp == nil || groups[i] == nil || len(smp.neg) == 0 {
+			return nil
+		}
+		posX[i] = learned.Read(smp.question, smp.pos).AnswerFeatures
+		negX[i] = learned.Read(smp.question, smp.neg).AnswerFeatures
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var trainE, valE []Example
+	var valKind []string
+	for i := range samples {
+		if posX[i] == nil {
+			continue
+		}
+		pair := []Example{{X: posX[i], Y: true}, {X: negX[i], Y: false}}
+		if samples[i].val {
+			valE = append(valE, pair...)
+			valKind = append(valKind, "", samples[i].negKind)
+		} else {
+			trainE = append(trainE, pair...)
+		}
+	}
+	m.Answerable = FitBinary(answer.AnswerFeatureNames(), trainE, fit)
+	p := make([]float64, len(valE))
+	y := make([]bool, len(valE))
+	var posP []float64
+	for i, e := range valE {
+		p[i], y[i] = m.Answerability(e.X), e.Y
+		if e.Y {
+			posP = append(posP, p[i])
+		}
+	}
+	// The threshold refuses only what answerable evidence almost never
+	// looks like: 97.5 % of the validation articles' answerable evidence
+	// passes it. Documents other than Wikipedia answer with less of the
+	// question's wording; a threshold at the classes' crossing would
+	// refuse many of them.
+	slices.Sort(posP)
+	m.Threshold = posP[int(float64(len(posP))*(1-AnsweredShare))]
+	var ans, ansN, refused, refN float64
+	for i, e := range valE {
+		if e.Y {
+			ansN++
+			if p[i] >= m.Threshold {
+				ans++
+			}
+		} else {
+			refN++
+			if p[i] < m.Threshold {
+				refused++
+			}
+		}
+	}
+	rep.AnswerableAUC = AUC(p, y)
+	rep.Bins, rep.ECE = Calibration(p, y)
+	rep.ThresholdAnswered, rep.ThresholdRefused = ans/math.Max(ansN, 1), refused/math.Max(refN, 1)
+	rep.AnswerableByNegAUC = map[string]float64{}
+	for _, k := range kinds {
+		var pk []float64
+		var yk []bool
+		for i := range valE {
+			if valE[i].Y || valKind[i] == k {
+				pk, yk = append(pk, p[i]), append(yk, y[i])
+			}
+		}
+		rep.AnswerableByNegAUC[k] = AUC(pk, yk)
+	}
+	rep.Seconds = math.Round(time.Since(start).Seconds())
+	m.Report = rep
+	logf("answerability: validation AUC %.3f, ECE %.3f; at %.2f: %.3f answered, %.3f refused", rep.AnswerableAUC, rep.ECE, m.Threshold, rep.ThresholdAnswered, rep.ThresholdRefused)
+	return m, nil
+}
+
+func ones(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// parallel runs f(0..n-1) on workers goroutines, stopping at the first
+// error or when ctx ends.
+func parallel(ctx context.Context, n, workers int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// splitAnswerSentence finds the sentence of context that holds the answer
+// (by its character offset) and returns it, with the context without it.
+func splitAnswerSentence(context string, a AnswerSpan) (sent, without string, ok bool) {
+	// Character offset → byte offset.
+	at := -1
+	for i, n := 0, 0; i <= len(context); n++ {
+		if n == a.Start {
+			at = i
+			break
+		}
+		if i == len(context) {
+			break
+		}
+		_, size := utf8.DecodeRuneInString(context[i:])
+		i += size
+	}
+	if at < 0 || !strings.HasPrefix(context[at:], a.Text) {
+		// Offsets that do not match: the first occurrence.
+		if at = strings.Index(context, a.Text); at < 0 {
+			return "", "", false
+		}
+	}
+	lineStart := strings.LastIndexByte(context[:at], '\n') + 1
+	lineEnd := len(context)
+	if j := strings.IndexByte(context[at:], '\n'); j >= 0 {
+		lineEnd = at + j
+	}
+	line := context[lineStart:lineEnd]
+	from := 0
+	for _, end := range append(analysis.SentenceEnds(line), len(line)) {
+		if lineStart+end > at {
+			s := strings.TrimSpace(line[from:end])
+			return s, context[:lineStart+from] + context[lineStart+end:], s != ""
+		}
+		from = end
+	}
+	return "", "", false
+}
