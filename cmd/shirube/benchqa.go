@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -133,18 +135,49 @@ func printQA(w io.Writer, reps []bench.QAReport) {
 			fmt.Fprintf(w, "%-9s %d questions failed (see --out)\n", "", r.Errors)
 		}
 	}
+	fmt.Fprintln(w, "\nrefusals by the gate's reason")
+	for _, r := range reps {
+		reasons := slices.Sorted(maps.Keys(r.RefusedBy))
+		parts := make([]string, len(reasons))
+		for i, k := range reasons {
+			parts[i] = fmt.Sprintf("%s %d", k, r.RefusedBy[k])
+		}
+		fmt.Fprintf(w, "%-9s %s\n", r.Profile, cmp.Or(strings.Join(parts, ", "), "none"))
+	}
+	printQAGroups(w, "format", reps, func(r bench.QAReport) []bench.QAGroup { return r.ByFormat })
+	printQAGroups(w, "qtype", reps, func(r bench.QAReport) []bench.QAGroup { return r.ByType })
 }
 
-// writeQARecords writes the per-question CSV.
-func writeQARecords(path string, recs []bench.QARecord) error {
-	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "evidence_score", "latency_ms", "cited", "answer", "error"}}
-	for _, r := range recs {
-		rows = append(rows, []string{r.Profile, r.ID, r.Kind, r.Question, r.Verdict,
-			strconv.FormatBool(r.FactAny), strconv.FormatBool(r.FactAll), strconv.FormatBool(r.Refused),
-			strconv.FormatBool(r.CitedHit), strconv.FormatBool(r.Hit1), strconv.FormatBool(r.Hit5),
-			strconv.Itoa(r.AnswerRunes), strconv.FormatFloat(r.Evidence, 'f', 3, 64), strconv.FormatFloat(r.LatencyMs, 'f', 1, 64),
-			strings.Join(r.Cited, " | "), r.Answer, r.Error})
+// printQAGroups prints one breakdown (by format, by question type): a row
+// per group, with the key-fact share of its answerable questions and the
+// refused share of all its questions under each profile. Nothing when no
+// report has groups of that kind.
+func printQAGroups(w io.Writer, by string, reps []bench.QAReport, groups func(bench.QAReport) []bench.QAGroup) {
+	if len(reps) == 0 || len(groups(reps[0])) == 0 {
+		return
 	}
+	fmt.Fprintf(w, "\nby %s: key fact any (answerable) / refused (all)\n%-14s %4s %4s", by, by, "n", "ans")
+	for _, r := range reps {
+		fmt.Fprintf(w, " %15s", r.Profile)
+	}
+	fmt.Fprintln(w)
+	for i, g := range groups(reps[0]) {
+		fmt.Fprintf(w, "%-14s %4d %4d", g.Name, g.Questions, g.Answerable)
+		for _, r := range reps {
+			g := groups(r)[i]
+			fact := "    -"
+			if g.Answerable > 0 {
+				fact = fmt.Sprintf("%.3f", g.FactAny)
+			}
+			fmt.Fprintf(w, " %7s / %5.3f", fact, g.Refused)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// writeQARecords writes the per-question CSV (bench.QAColumns).
+func writeQARecords(path string, recs []bench.QARecord) error {
+	rows := bench.QATable(recs)
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("results CSV: %w", err)

@@ -283,6 +283,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 	switch {
 	case guard.DetectAmbiguous(effective):
 		rep.Flags.AmbiguousQuery = true
+		rep.Decision = Decision{Action: ActionClarify, Reason: ReasonAmbiguous}
 		rep.Answer = guard.AmbiguousQueryResponse
 		rep.Generator = "guard"
 	default:
@@ -354,7 +355,8 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || Refuses(ctx, s, effective, results) != "" {
+		rep.Decision = decide(ctx, s, effective, results, best, a.opt.EvidenceThreshold)
+		if rep.Decision.Action == ActionRefuse {
 			rep.Flags.InsufficientEvidence = true
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"
@@ -528,6 +530,26 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 		weakest = min(weakest, pb)
 	}
 	return max(best, weakest)
+}
+
+// decide is the evidence gate: a question is refused when the search found
+// nothing, when the best evidence score best is under threshold
+// (guard.InsufficientEvidence), or when Refuses finds the asked kind of
+// fact absent or a near miss; else it is answered.
+func decide(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, best, threshold float64) Decision {
+	d := Decision{Action: ActionRefuse, Evidence: best}
+	switch {
+	case len(results) == 0:
+		d.Reason = ReasonNoResults
+	case guard.InsufficientEvidence(best, len(results), threshold):
+		d.Reason = ReasonThreshold
+	default:
+		d.Reason = Refuses(ctx, s, query, results)
+	}
+	if d.Reason == "" {
+		d.Action = ActionAnswer
+	}
+	return d
 }
 
 // followUps are the chunks the extractive generator needs beyond the
