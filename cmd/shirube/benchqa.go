@@ -23,7 +23,8 @@ func newBenchQACmd(g *globals, jsonOut *bool) *cobra.Command {
 		Use:   "qa --questions FILE (--data DIR | --index DIR)",
 		Short: "Answer quality on a document-QA set: key facts, refusals, gold evidence, length, latency per profile",
 		Long: `qa runs every question of a JSONL question set (the qa-ja-docs layout: id,
-kind, question, source, page, article, gold_span, key_facts, alt_spans)
+kind, question, source, page, article, gold_span, key_facts, alt_spans,
+optionally qtype)
 through exactly the path ask uses — guardrails, retrieval (plain or the
 agentic profile), generation, claim verification — once per profile, and
 reports per profile:
@@ -36,10 +37,18 @@ reports per profile:
   mean / p95 answer length           characters, answers given (refusals excluded)
   latency p50 / p95                  end to end, per question
 
-Answers and facts are compared after NFKC with white space removed. With
---data the folder is indexed first (into --index when given, else a
-temporary folder); with --index an existing index is used. No audit log is
-written. --out writes one CSV row per question and profile.`,
+then the refusals by the gate's reason, and key fact any / refused per
+source format (kind) and per question type (qtype, when the set gives
+one).
+
+A question's source is the answering document's path relative to the data
+folder (ops/guide.md), or a bare file name (guide.md), which matches a
+document of that stem in any folder. Answers and facts are compared after
+NFKC with white space removed. With --data the folder is indexed first
+(into --index when given, else a temporary folder); with --index an
+existing index is used. No audit log is written. --out writes one CSV row
+per question and profile, with the gate's decision (answer, refuse,
+clarify), its evidence score and the reason it refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
