@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -21,7 +23,8 @@ func newBenchQACmd(g *globals, jsonOut *bool) *cobra.Command {
 		Use:   "qa --questions FILE (--data DIR | --index DIR)",
 		Short: "Answer quality on a document-QA set: key facts, refusals, gold evidence, length, latency per profile",
 		Long: `qa runs every question of a JSONL question set (the qa-ja-docs layout: id,
-kind, question, source, page, article, gold_span, key_facts, alt_spans)
+kind, question, source, page, article, gold_span, key_facts, alt_spans,
+optionally qtype)
 through exactly the path ask uses — guardrails, retrieval (plain or the
 agentic profile), generation, claim verification — once per profile, and
 reports per profile:
@@ -34,10 +37,18 @@ reports per profile:
   mean / p95 answer length           characters, answers given (refusals excluded)
   latency p50 / p95                  end to end, per question
 
-Answers and facts are compared after NFKC with white space removed. With
---data the folder is indexed first (into --index when given, else a
-temporary folder); with --index an existing index is used. No audit log is
-written. --out writes one CSV row per question and profile.`,
+then the refusals by the gate's reason, and key fact any / refused per
+source format (kind) and per question type (qtype, when the set gives
+one).
+
+A question's source is the answering document's path relative to the data
+folder (ops/guide.md), or a bare file name (guide.md), which matches a
+document of that stem in any folder. Answers and facts are compared after
+NFKC with white space removed. With --data the folder is indexed first
+(into --index when given, else a temporary folder); with --index an
+existing index is used. No audit log is written. --out writes one CSV row
+per question and profile, with the gate's decision (answer, refuse,
+clarify), its evidence score and the reason it refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -114,7 +125,7 @@ written. --out writes one CSV row per question and profile.`,
 	f.StringVar(&indexDir, "index", "", "existing index (or, with --data, where to build it)")
 	f.StringVar(&profiles, "profiles", "default,fast,balanced,deep", "profiles to run: default (one hybrid search), fast, balanced, deep")
 	f.StringVar(&out, "out", "", "write per-question results to this CSV")
-	for _, name := range []string{"generator", "reader", "reader-model", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
+	for _, name := range []string{"generator", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
 		settingFlag(f, name)
 	}
 	cmd.MarkFlagRequired("questions")
@@ -133,18 +144,49 @@ func printQA(w io.Writer, reps []bench.QAReport) {
 			fmt.Fprintf(w, "%-9s %d questions failed (see --out)\n", "", r.Errors)
 		}
 	}
+	fmt.Fprintln(w, "\nrefusals by the gate's reason")
+	for _, r := range reps {
+		reasons := slices.Sorted(maps.Keys(r.RefusedBy))
+		parts := make([]string, len(reasons))
+		for i, k := range reasons {
+			parts[i] = fmt.Sprintf("%s %d", k, r.RefusedBy[k])
+		}
+		fmt.Fprintf(w, "%-9s %s\n", r.Profile, cmp.Or(strings.Join(parts, ", "), "none"))
+	}
+	printQAGroups(w, "format", reps, func(r bench.QAReport) []bench.QAGroup { return r.ByFormat })
+	printQAGroups(w, "qtype", reps, func(r bench.QAReport) []bench.QAGroup { return r.ByType })
 }
 
-// writeQARecords writes the per-question CSV.
-func writeQARecords(path string, recs []bench.QARecord) error {
-	rows := [][]string{{"profile", "id", "kind", "question", "verdict", "fact_any", "fact_all", "refused", "gold_cited", "hit@1", "hit@5", "answer_chars", "evidence_score", "latency_ms", "cited", "answer", "error", "answerability"}}
-	for _, r := range recs {
-		rows = append(rows, []string{r.Profile, r.ID, r.Kind, r.Question, r.Verdict,
-			strconv.FormatBool(r.FactAny), strconv.FormatBool(r.FactAll), strconv.FormatBool(r.Refused),
-			strconv.FormatBool(r.CitedHit), strconv.FormatBool(r.Hit1), strconv.FormatBool(r.Hit5),
-			strconv.Itoa(r.AnswerRunes), strconv.FormatFloat(r.Evidence, 'f', 3, 64), strconv.FormatFloat(r.LatencyMs, 'f', 1, 64),
-			strings.Join(r.Cited, " | "), r.Answer, r.Error, strconv.FormatFloat(r.Answerability, 'f', 3, 64)})
+// printQAGroups prints one breakdown (by format, by question type): a row
+// per group, with the key-fact share of its answerable questions and the
+// refused share of all its questions under each profile. Nothing when no
+// report has groups of that kind.
+func printQAGroups(w io.Writer, by string, reps []bench.QAReport, groups func(bench.QAReport) []bench.QAGroup) {
+	if len(reps) == 0 || len(groups(reps[0])) == 0 {
+		return
 	}
+	fmt.Fprintf(w, "\nby %s: key fact any (answerable) / refused (all)\n%-14s %4s %4s", by, by, "n", "ans")
+	for _, r := range reps {
+		fmt.Fprintf(w, " %15s", r.Profile)
+	}
+	fmt.Fprintln(w)
+	for i, g := range groups(reps[0]) {
+		fmt.Fprintf(w, "%-14s %4d %4d", g.Name, g.Questions, g.Answerable)
+		for _, r := range reps {
+			g := groups(r)[i]
+			fact := "    -"
+			if g.Answerable > 0 {
+				fact = fmt.Sprintf("%.3f", g.FactAny)
+			}
+			fmt.Fprintf(w, " %7s / %5.3f", fact, g.Refused)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// writeQARecords writes the per-question CSV (bench.QAColumns).
+func writeQARecords(path string, recs []bench.QARecord) error {
+	rows := bench.QATable(recs)
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("results CSV: %w", err)

@@ -71,3 +71,65 @@ func TestBenchQAWithLLM(t *testing.T) {
 		t.Error("the model was never called")
 	}
 }
+
+// TestBenchQAPathSources: sources given as paths find their gold documents
+// — two documents of one stem in different folders among them — and the
+// text output breaks the scores down by format and question type; the CSV
+// holds the gate's decision per question.
+func TestBenchQAPathSources(t *testing.T) {
+	offlineEnv(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	files := map[string]string{
+		"data/ops/guide.md": "# 障害対応ガイド\n\n## ポストモーテム\n\n重大インシデントのポストモーテム会議は、SEV-1の場合は3日以内に開催します。議事録は共有フォルダに保存します。\n",
+		"data/dev/guide.md": "# 開発ガイド\n\n## コードレビュー\n\nプルリクエストは、レビュアー2人以上の承認を得てからマージします。承認の前にテストがすべて通っている必要があります。\n",
+		"data/dev/setup.md": "# 開発環境\n\n## セットアップ\n\n開発用のコンテナは docker compose up で起動します。\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	questions := `{"id":"O1","kind":"md","qtype":"date","question":"ポストモーテム会議はSEV-1の場合は何日以内に開催しますか？","source":"ops/guide.md","page":null,"article":null,"gold_span":"SEV-1の場合は3日以内に開催します","key_facts":["3日以内"],"alt_spans":[]}
+{"id":"D1","kind":"md","qtype":"quantity","question":"プルリクエストをマージするにはレビュアー何人以上の承認が必要ですか？","source":"dev/guide.md","page":null,"article":null,"gold_span":"レビュアー2人以上の承認を得てからマージします","key_facts":["2人以上"],"alt_spans":[]}
+{"id":"U1","kind":"unanswerable","qtype":"unanswerable","question":"社員食堂の今週のランチメニューは何円ですか？","source":"ops/guide.md","page":null,"article":null,"gold_span":"","key_facts":[],"alt_spans":[]}
+`
+	if err := os.WriteFile("q.jsonl", []byte(questions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var reps []bench.QAReport
+	text := mustRun(t, "bench", "qa", "--questions", "q.jsonl", "--data", "data", "--index", "idx", "--profiles", "default", "--out", "qa.csv", "--json")
+	if err := json.Unmarshal([]byte(text), &reps); err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if r := reps[0]; r.Hit1 != 1 || r.CitedHit != 1 || r.UnanswerableRefused != 1 {
+		t.Errorf("gold documents by path: hit@1 %v, cited %v, unanswerable refused %v", r.Hit1, r.CitedHit, r.UnanswerableRefused)
+	}
+	header, rows, _, err := csvx.ReadFile("qa.csv")
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("results CSV (%v): %q", err, rows)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	for _, row := range rows {
+		decision, reason := row[col["decision"]], row[col["refusal_reason"]]
+		want := "answer"
+		if row[col["kind"]] == "unanswerable" {
+			want = "refuse"
+		}
+		if decision != want || (want == "refuse") != (reason != "") || row[col["evidence_score"]] == "" {
+			t.Errorf("%s: decision %q, reason %q, evidence %q", row[col["id"]], decision, reason, row[col["evidence_score"]])
+		}
+	}
+	text = mustRun(t, "bench", "qa", "--questions", "q.jsonl", "--index", "idx/index", "--profiles", "default,deep")
+	for _, want := range []string{"by format", "by qtype", "quantity", "unanswerable", "refusals by the gate's reason"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -105,13 +105,6 @@ const MaxQuestionRunes = 2000
 // (seed 002 §9: タイムアウト（5秒超過） → 警告ログ、処理は継続).
 const DefaultSlowAnswer = 5 * time.Second
 
-// Decisions of the decision stage (Reply.Decision).
-const (
-	DecisionAnswer  = "answer"
-	DecisionRefuse  = "refuse"
-	DecisionClarify = "clarify"
-)
-
 // Reader reads the evidence of a question the way the extractive answer
 // does and judges whether it answers (the learned reader of
 // internal/reader behind answer.Extractive).
@@ -305,7 +298,7 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 	switch {
 	case guard.DetectAmbiguous(effective):
 		rep.Flags.AmbiguousQuery = true
-		rep.Decision = DecisionClarify
+		rep.Decision = Decision{Action: ActionClarify, Reason: ReasonAmbiguous}
 		rep.Answer = guard.AmbiguousQueryResponse
 		rep.Generator = "guard"
 	default:
@@ -377,14 +370,13 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		if len(results) > sopt.K {
 			rep.SearchResults = results[:sopt.K]
 		}
-		if a.refuse(ctx, s, effective, best, results, sopt.K, rep) {
+		rep.Decision = a.decide(ctx, s, effective, results, best, sopt.K)
+		if rep.Decision.Action == ActionRefuse {
 			rep.Flags.InsufficientEvidence = true
-			rep.Decision = DecisionRefuse
 			rep.Answer = guard.InsufficientEvidenceResponse
 			rep.Generator = "guard"
 			break
 		}
-		rep.Decision = DecisionAnswer
 		ans, err := a.generate(ctx, effective, results, history, req.OnDelta, rep)
 		if err != nil {
 			return err
@@ -555,6 +547,26 @@ func gate(ctx context.Context, s *retrieve.Searcher, query string, got Retrieval
 	return max(best, weakest)
 }
 
+// decide is the evidence gate: a question is refused when the search found
+// nothing, when the best evidence score best is under threshold
+// (guard.InsufficientEvidence), or when Refuses finds the asked kind of
+// fact absent or a near miss; else it is answered.
+func decide(ctx context.Context, s *retrieve.Searcher, query string, results []retrieve.Result, best, threshold float64) Decision {
+	d := Decision{Action: ActionRefuse, Evidence: best}
+	switch {
+	case len(results) == 0:
+		d.Reason = ReasonNoResults
+	case guard.InsufficientEvidence(best, len(results), threshold):
+		d.Reason = ReasonThreshold
+	default:
+		d.Reason = Refuses(ctx, s, query, results)
+	}
+	if d.Reason == "" {
+		d.Action = ActionAnswer
+	}
+	return d
+}
+
 // followUps are the chunks the extractive generator needs beyond the
 // search results, found by follow-up searches of every retrieval path: the
 // definition of the term asked about. (Penalty provisions come from
@@ -680,29 +692,24 @@ func lacksAskedKind(qt analysis.AnswerType, results []retrieve.Result, norm []st
 	return true
 }
 
-// refuse is the decision stage: does the evidence answer the question?
-// Without a reader, the evidence score's threshold and the rule gates
-// (Refuses) decide; with one, its answerability, and the gates Options.Gates
-// keeps.
-func (a *Assistant) refuse(ctx context.Context, s *retrieve.Searcher, q string, best float64, results []retrieve.Result, k int, rep *Reply) bool {
-	rep.EvidenceScore = best
-	var rd *answer.Reading
-	if a.opt.Reader != nil && len(results) > 0 {
-		rd = a.opt.Reader.Read(q, results[:min(k, len(results))])
-		rep.Answerability = rd.Answerability
+// decide is the decision stage: does the evidence answer the question?
+// The evidence score's threshold and the rule gates (Refuses) decide; with
+// a learned reader, its answerability must also reach the reader's
+// threshold (Options.Gates "reader-only" and "rules-only" keep one side,
+// for measurement).
+func (a *Assistant) decide(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, k int) Decision {
+	rules := !slices.Contains(a.opt.Gates, "reader-only")
+	d := Decision{Action: ActionAnswer, Evidence: best}
+	if rules || a.opt.Reader == nil {
+		d = decide(ctx, s, q, results, best, a.opt.EvidenceThreshold)
 	}
-	if rd == nil || slices.Contains(a.opt.Gates, "legacy") {
-		return guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold) || Refuses(ctx, s, q, results) != ""
+	if a.opt.Reader == nil || len(results) == 0 {
+		return d
 	}
-	refuse := rd.Answerability < rd.Threshold
-	for _, g := range a.opt.Gates {
-		switch g {
-		case "threshold":
-			refuse = refuse || guard.InsufficientEvidence(best, len(results), a.opt.EvidenceThreshold)
-		case "kind", "nearmiss":
-			r := Refuses(ctx, s, q, results)
-			refuse = refuse || (g == "kind") == (r == missKind) && r != ""
-		}
+	rd := a.opt.Reader.Read(q, results[:min(k, len(results))])
+	d.Answerability = rd.Answerability
+	if d.Action == ActionAnswer && rd.Answerability < rd.Threshold && !slices.Contains(a.opt.Gates, "rules-only") {
+		d.Action, d.Reason = ActionRefuse, ReasonNotAnswerable
 	}
-	return refuse
+	return d
 }

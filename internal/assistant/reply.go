@@ -51,23 +51,54 @@ type Reply struct {
 	// incomplete or extractive for want of the model ("" otherwise). It is
 	// also the first paragraph of Answer.
 	Notice string `json:"notice,omitempty"`
-	// EvidenceScore is the best absolute evidence score of the retrieved
-	// chunks; Answerability the learned reader's probability that they
-	// answer (0 without a reader). Decision is what the decision stage
-	// made of them: answer, refuse or clarify.
-	EvidenceScore float64 `json:"evidence_score"`
-	Answerability float64 `json:"answerability,omitempty"`
-	Decision      string  `json:"decision,omitempty"`
 	// Trace is how the agentic retrieval searched (seed 003: profile,
 	// route, facets, searches per round, budget used, stop reason); nil on
 	// the plain search path.
 	Trace *Trace `json:"trace,omitempty"`
+	// Decision is what the evidence gate decided, with the score it
+	// compared and, for a refusal, the check that refused.
+	Decision Decision `json:"decision"`
 	// Error is what failed, for the audit log of a failed question.
 	Error string `json:"-"`
 	// AuditError is set when the audit log line could not be written; the
 	// answer itself is fine, but the operator must be told.
 	AuditError error `json:"-"`
 }
+
+// Decision is the evidence gate's verdict on one question: answer it,
+// refuse it for want of evidence, or ask the user to clarify it. Benchmarks
+// and the audit trail read it to see which gate turned a question away.
+type Decision struct {
+	// Action is ActionAnswer, ActionRefuse or ActionClarify.
+	Action string `json:"action"`
+	// Evidence is the best evidence score the gate compared with its
+	// threshold (0 when no search ran).
+	Evidence float64 `json:"evidence_score"`
+	// Reason names the check that refused: ReasonNoResults,
+	// ReasonThreshold, one of the near-miss reasons Refuses gives, or
+	// ReasonAmbiguous for a clarification; "" for an answer.
+	Reason string `json:"reason,omitempty"`
+	// Answerability is the learned reader's probability that the
+	// evidence answers (0 without a reader).
+	Answerability float64 `json:"answerability,omitempty"`
+}
+
+// Actions a Decision takes.
+const (
+	ActionAnswer  = "answer"
+	ActionRefuse  = "refuse"
+	ActionClarify = "clarify"
+)
+
+// Reasons of a Decision that are not near misses (see Refuses for those).
+const (
+	ReasonNoResults = "no results"      // the search found nothing
+	ReasonThreshold = "below threshold" // the best evidence score is under the threshold
+	ReasonAmbiguous = "ambiguous"       // the question is too vague to search (guard.DetectAmbiguous)
+	// ReasonNotAnswerable: the learned reader judges that the evidence
+	// does not answer (its answerability is under its threshold).
+	ReasonNotAnswerable = "not answerable"
+)
 
 // NoticeIncomplete heads an answer whose model stream was cut off.
 const NoticeIncomplete = "⚠️ 回答の生成が途中で途切れました。以下は不完全な回答です。もう一度お試しください。"

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,15 +28,23 @@ import (
 // article that answers it, the answering passage and the key facts a right
 // answer must contain. Unanswerable questions have no key facts.
 type QAQuestion struct {
-	ID       string   `json:"id"`
-	Kind     string   `json:"kind"` // pdf, law, … or "unanswerable"
-	Question string   `json:"question"`
-	Source   string   `json:"source"`  // file name of the source document
+	ID       string `json:"id"`
+	Kind     string `json:"kind"` // the source's format (pdf, law, md, html) or "unanswerable"
+	Question string `json:"question"`
+	// Source is the answering document: its path relative to the data
+	// folder (pagerduty-ir/post_mortem_process.md), or its bare file name
+	// (report.pdf), which then matches the document of that stem in any
+	// folder.
+	Source   string   `json:"source"`
 	Page     *int     `json:"page"`    // 1-based physical page (PDFs)
 	Article  *string  `json:"article"` // e.g. 第八十八条第四項 (laws)
 	GoldSpan string   `json:"gold_span"`
 	KeyFacts []string `json:"key_facts"`
 	AltSpans []string `json:"alt_spans"`
+	// QType is what the question asks for (definition, quantity, date,
+	// who, procedure, yesno, comparison, where, unanswerable), when the set
+	// says so.
+	QType string `json:"qtype,omitempty"`
 }
 
 // Answerable reports whether the question has an answer in the documents.
@@ -89,6 +98,7 @@ type QARecord struct {
 	Profile     string   `json:"profile"`
 	ID          string   `json:"id"`
 	Kind        string   `json:"kind"`
+	QType       string   `json:"qtype,omitempty"`
 	Question    string   `json:"question"`
 	Answer      string   `json:"answer"`
 	Verdict     string   `json:"verdict"` // correct, partial, wrong, refused (answerable); refused, answered (unanswerable); error
@@ -100,14 +110,17 @@ type QARecord struct {
 	Hit5        bool     `json:"hit@5"`
 	Cited       []string `json:"cited"`
 	AnswerRunes int      `json:"answer_runes"`
-	// Evidence is the best absolute evidence score among the retrieved
-	// chunks: what the refusal gate compares with its threshold.
-	Evidence float64 `json:"evidence_score"`
-	// Answerability is the learned reader's probability that the
-	// evidence answers (0 without a reader).
-	Answerability float64 `json:"answerability"`
-	LatencyMs     float64 `json:"latency_ms"`
-	Error         string  `json:"error,omitempty"`
+	// Decision is the reader's decision (answer, refuse, clarify), Evidence
+	// the evidence score the gate compared with its threshold and
+	// RefusalReason the check that refused (assistant.Decision).
+	Decision      string  `json:"decision"`
+	Evidence      float64 `json:"evidence_score"`
+	RefusalReason string  `json:"refusal_reason,omitempty"`
+	// ReaderScore is the learned reader's answerability of the evidence
+	// (nil without a reader).
+	ReaderScore *float64 `json:"reader_score,omitempty"`
+	LatencyMs   float64  `json:"latency_ms"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // QAReport summarises one profile over a question set.
@@ -140,8 +153,62 @@ type QAReport struct {
 	LatencyP95Ms    float64 `json:"latency_p95_ms"`
 	// ByKind is FactAny (answerable kinds) or the refused share
 	// (unanswerable) per question kind.
-	ByKind  map[string]float64 `json:"by_kind"`
-	Machine Machine            `json:"machine"`
+	ByKind map[string]float64 `json:"by_kind"`
+	// ByFormat breaks the scores down by the source's format (Kind), and
+	// ByType by what the question asks for (QType; empty when the set
+	// gives no question a type).
+	ByFormat []QAGroup `json:"by_format"`
+	ByType   []QAGroup `json:"by_type,omitempty"`
+	// RefusedBy counts the refusals by the reason the gate gave
+	// (QARecord.RefusalReason; "other" for a refusal without one).
+	RefusedBy map[string]int `json:"refused_by"`
+	Machine   Machine        `json:"machine"`
+}
+
+// QAGroup is the score of one group of questions (one format, one question
+// type).
+type QAGroup struct {
+	Name       string `json:"name"`
+	Questions  int    `json:"questions"`
+	Answerable int    `json:"answerable"`
+	// FactAny is the share of the group's answerable questions whose
+	// answer holds a key fact (0 when none is answerable); Refused the
+	// share of all its questions that were refused — a failure for
+	// answerable ones, the right outcome for unanswerable ones.
+	FactAny float64 `json:"key_fact_any"`
+	Refused float64 `json:"refused"`
+}
+
+// groupQA scores recs grouped by key, in order of name. qs[i] is the
+// question of recs[i].
+func groupQA(qs []QAQuestion, recs []QARecord, key func(QAQuestion) string) []QAGroup {
+	at := map[string]int{}
+	var gs []QAGroup
+	for i, q := range qs {
+		k := key(q)
+		j, ok := at[k]
+		if !ok {
+			j = len(gs)
+			at[k] = j
+			gs = append(gs, QAGroup{Name: k})
+		}
+		g := &gs[j]
+		g.Questions++
+		g.Refused += b2f(recs[i].Refused)
+		if q.Answerable() {
+			g.Answerable++
+			g.FactAny += b2f(recs[i].FactAny)
+		}
+	}
+	for i := range gs {
+		g := &gs[i]
+		if g.Answerable > 0 {
+			g.FactAny = round(g.FactAny / float64(g.Answerable))
+		}
+		g.Refused = round(g.Refused / float64(g.Questions))
+	}
+	slices.SortFunc(gs, func(a, b QAGroup) int { return strings.Compare(a.Name, b.Name) })
+	return gs
 }
 
 // QA runs every question through ask under one profile and scores the
@@ -150,7 +217,7 @@ type QAReport struct {
 // refused. A question whose ask fails is recorded as an error and counted
 // wrong; the run continues.
 func QA(ctx context.Context, a Asker, profile string, qs []QAQuestion) (QAReport, []QARecord, error) {
-	rep := QAReport{Profile: profile, Questions: len(qs), ByKind: map[string]float64{}, Machine: ThisMachine()}
+	rep := QAReport{Profile: profile, Questions: len(qs), ByKind: map[string]float64{}, RefusedBy: map[string]int{}, Machine: ThisMachine()}
 	var lat stats.Latencies
 	var lengths []int
 	kindN := map[string]int{}
@@ -174,6 +241,9 @@ func QA(ctx context.Context, a Asker, profile string, qs []QAQuestion) (QAReport
 			rep.Generator = r.Generator
 		}
 		recs = append(recs, rec)
+		if rec.Refused {
+			rep.RefusedBy[cmp.Or(rec.RefusalReason, "other")]++
+		}
 		kindN[q.Kind]++
 		if q.Answerable() {
 			rep.Answerable++
@@ -215,6 +285,10 @@ func QA(ctx context.Context, a Asker, profile string, qs []QAQuestion) (QAReport
 		slices.Sort(lengths)
 		rep.P95AnswerRunes = lengths[min(len(lengths)-1, (len(lengths)*95+99)/100-1)]
 	}
+	rep.ByFormat = groupQA(qs, recs, func(q QAQuestion) string { return q.Kind })
+	if slices.ContainsFunc(qs, func(q QAQuestion) bool { return q.QType != "" }) {
+		rep.ByType = groupQA(qs, recs, func(q QAQuestion) string { return cmp.Or(q.QType, "-") })
+	}
 	rep.LatencyP50Ms = round(stats.Ms(lat.P(50)))
 	rep.LatencyP95Ms = round(stats.Ms(lat.P(95)))
 	if rep.Generator == "" {
@@ -225,12 +299,19 @@ func QA(ctx context.Context, a Asker, profile string, qs []QAQuestion) (QAReport
 
 // ScoreQA scores one reply against its question (without latency).
 func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
-	rec := QARecord{ID: q.ID, Kind: q.Kind, Question: q.Question, Answer: r.Answer, Cited: r.Cited()}
+	rec := QARecord{ID: q.ID, Kind: q.Kind, QType: q.QType, Question: q.Question, Answer: r.Answer, Cited: r.Cited()}
 	rec.Refused = r.Refused() || metrics.IsRefusal(r.Answer) || strings.TrimSpace(r.Answer) == ""
 	rec.AnswerRunes = len([]rune(strings.TrimSpace(r.Answer)))
-	rec.Answerability = r.Answerability
-	for _, s := range r.SearchResults {
-		rec.Evidence = max(rec.Evidence, s.EvidenceScore)
+	rec.Decision, rec.Evidence, rec.RefusalReason = r.Decision.Action, r.Decision.Evidence, r.Decision.Reason
+	if r.Decision.Answerability > 0 {
+		rec.ReaderScore = &r.Decision.Answerability
+	}
+	if rec.Decision == "" {
+		// A reply made without the gate (a canned one): the best
+		// evidence score of its results.
+		for _, s := range r.SearchResults {
+			rec.Evidence = max(rec.Evidence, s.EvidenceScore)
+		}
 	}
 	if !q.Answerable() {
 		rec.Verdict = "answered"
@@ -263,7 +344,7 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 		if i >= 5 {
 			break
 		}
-		if g.hit(s.File, s.Heading, s.Text) {
+		if g.hit(s.File, s.Source, s.Heading, s.Text) {
 			rec.Hit5 = true
 			if i == 0 {
 				rec.Hit1 = true
@@ -271,14 +352,14 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 		}
 	}
 	for _, e := range r.Evidence {
-		text := e.Excerpt
+		text, source := e.Excerpt, ""
 		for _, s := range r.SearchResults {
 			if s.File == e.File && s.Heading == e.Heading {
-				text = s.Text
+				text, source = s.Text, s.Source
 				break
 			}
 		}
-		if g.hit(e.File, e.Heading, text) {
+		if g.hit(e.File, source, e.Heading, text) {
 			rec.CitedHit = true
 		}
 	}
@@ -290,7 +371,7 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 // in its heading, or contains the gold passage, an alternative passage or
 // every key fact.
 type gold struct {
-	stem    string
+	doc     goldDoc
 	page    int
 	article string
 	spans   []string
@@ -298,7 +379,7 @@ type gold struct {
 }
 
 func newGold(q QAQuestion) gold {
-	g := gold{stem: strings.TrimSuffix(q.Source, path.Ext(q.Source))}
+	g := gold{doc: newGoldDoc(q.Source)}
 	if q.Page != nil {
 		g.page = *q.Page
 	}
@@ -318,8 +399,11 @@ func newGold(q QAQuestion) gold {
 
 var pageFile = regexp.MustCompile(`page_0*(\d+)\.md$`)
 
-func (g gold) hit(file, heading, text string) bool {
-	if g.stem == "" || !slices.Contains(strings.Split(file, "/"), g.stem) {
+// hit reports whether the chunk of page identity file, from the source
+// path source ("" when unknown), with this heading and text, holds the
+// answer.
+func (g gold) hit(file, source, heading, text string) bool {
+	if !g.doc.matches(file, source) {
 		return false
 	}
 	if g.page > 0 {
@@ -345,6 +429,65 @@ func (g gold) hit(file, heading, text string) bool {
 		}
 	}
 	return true
+}
+
+// goldDoc is the gold document of a question, as its Source names it.
+type goldDoc struct {
+	rel  string // slash-separated path relative to the data folder, NFC
+	dir  string // its folder: "" for a bare file name
+	stem string // its base name without extension
+	ext  string // its extension, lower case, without the dot
+}
+
+func newGoldDoc(source string) goldDoc {
+	rel := path.Clean(norm.NFC.String(strings.ReplaceAll(strings.TrimSpace(source), `\`, "/")))
+	rel = strings.TrimPrefix(rel, "./")
+	if rel == "." || rel == "/" {
+		return goldDoc{}
+	}
+	base := path.Base(rel)
+	ext := path.Ext(base)
+	d := goldDoc{rel: rel, stem: strings.TrimSuffix(base, ext), ext: strings.ToLower(strings.TrimPrefix(ext, "."))}
+	if dir := path.Dir(rel); dir != "." {
+		d.dir = dir
+	}
+	return d
+}
+
+// matches reports whether a chunk comes from the gold document. The
+// chunk's source path, when known, must equal the gold path (or, for a
+// bare file name, end in it). Otherwise its page identity decides
+// (document.Database: database/<folder>/<stem>/[<category>/]page_NNN.md):
+// a bare file name matches its stem anywhere in the identity, as
+// qa-ja-docs' flat data folders need; a path matches only the page folder
+// of that folder and stem — or of the stem the walk gives a file that
+// shares its stem with another of the folder (stem_ext, or the whole base
+// name).
+func (d goldDoc) matches(file, source string) bool {
+	if d.stem == "" {
+		return false
+	}
+	if source != "" {
+		source = norm.NFC.String(source)
+		if d.dir == "" {
+			return path.Base(source) == d.rel
+		}
+		return source == d.rel
+	}
+	parts := strings.Split(norm.NFC.String(file), "/")
+	if d.dir == "" {
+		return slices.Contains(parts, d.stem)
+	}
+	if len(parts) < 3 {
+		return false
+	}
+	inner := strings.Join(parts[1:], "/") // without the database folder's name
+	for _, stem := range []string{d.stem, d.stem + "_" + d.ext, path.Base(d.rel)} {
+		if strings.HasPrefix(inner, d.dir+"/"+stem+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // articleOf reduces an article reference such as 第八十八条第四項 to the
@@ -378,4 +521,67 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// QAColumn is one column of the per-question results (`bench qa --out`):
+// its header and how a record fills it. A new score — a learned reader's,
+// say — is one more entry in QAColumns.
+type QAColumn struct {
+	Name  string
+	Value func(QARecord) string
+}
+
+// QAColumns returns the columns of the per-question results, in order.
+func QAColumns() []QAColumn {
+	return []QAColumn{
+		{"profile", func(r QARecord) string { return r.Profile }},
+		{"id", func(r QARecord) string { return r.ID }},
+		{"kind", func(r QARecord) string { return r.Kind }},
+		{"qtype", func(r QARecord) string { return r.QType }},
+		{"question", func(r QARecord) string { return r.Question }},
+		{"verdict", func(r QARecord) string { return r.Verdict }},
+		{"fact_any", func(r QARecord) string { return strconv.FormatBool(r.FactAny) }},
+		{"fact_all", func(r QARecord) string { return strconv.FormatBool(r.FactAll) }},
+		{"refused", func(r QARecord) string { return strconv.FormatBool(r.Refused) }},
+		{"decision", func(r QARecord) string { return r.Decision }},
+		{"evidence_score", func(r QARecord) string { return strconv.FormatFloat(r.Evidence, 'f', 3, 64) }},
+		{"refusal_reason", func(r QARecord) string { return r.RefusalReason }},
+		{"reader_score", func(r QARecord) string { return optionalScore(r.ReaderScore) }},
+		{"gold_cited", func(r QARecord) string { return strconv.FormatBool(r.CitedHit) }},
+		{"hit@1", func(r QARecord) string { return strconv.FormatBool(r.Hit1) }},
+		{"hit@5", func(r QARecord) string { return strconv.FormatBool(r.Hit5) }},
+		{"answer_chars", func(r QARecord) string { return strconv.Itoa(r.AnswerRunes) }},
+		{"latency_ms", func(r QARecord) string { return strconv.FormatFloat(r.LatencyMs, 'f', 1, 64) }},
+		{"cited", func(r QARecord) string { return strings.Join(r.Cited, " | ") }},
+		{"answer", func(r QARecord) string { return r.Answer }},
+		{"error", func(r QARecord) string { return r.Error }},
+	}
+}
+
+// QATable returns the per-question results as rows of QAColumns, the
+// header first.
+func QATable(recs []QARecord) [][]string {
+	cols := QAColumns()
+	rows := make([][]string, 0, len(recs)+1)
+	header := make([]string, len(cols))
+	for i, c := range cols {
+		header[i] = c.Name
+	}
+	rows = append(rows, header)
+	for _, r := range recs {
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			row[i] = c.Value(r)
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// optionalScore formats a score that may be absent ("" then).
+func optionalScore(s *float64) string {
+	if s == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*s, 'f', 3, 64)
 }

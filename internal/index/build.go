@@ -52,8 +52,9 @@ type BuildOptions struct {
 	// (document.DiskWriter). Tests inject a full disk through it.
 	PageWriter document.FileWriter
 
-	// Tests only: refitAt replaces refitDrift when non-zero (negative:
-	// always refit); model, when set, is used instead of fitting one.
+	// Tests only: refitAt, when non-zero, replaces the refit rule: refit
+	// past this drift whatever the corpus size (negative: always refit);
+	// model, when set, is used instead of fitting one.
 	refitAt float64
 	model   *embed.Local
 
@@ -76,8 +77,9 @@ type Summary struct {
 	Seconds    float64
 	Unchanged  bool // nothing changed: the previous generation was kept
 	// Refit says whether the local embedder was fitted again (always on a
-	// first or full build; on an incremental one only when Drift, the share
-	// of the corpus's term mass changed since the last fit, passed
+	// first or full build, and on an incremental one of a corpus of at most
+	// exactRefitChunks chunks; on a larger one only when Drift, the share of
+	// the corpus's term mass changed since the last fit, passed
 	// refitDrift). Unchanged chunks keep their vectors when it was not.
 	Refit bool
 	Drift float64

@@ -231,3 +231,98 @@ func TestIncrementalRemoteVectors(t *testing.T) {
 		t.Error("vectors.bin of the incremental build differs from the full build's")
 	}
 }
+
+// TestSameIndexWhateverHistory: an index built up by incremental builds
+// — a runbook missing and one law longer at first, then the runbook added
+// and the law restored — equals a fresh build of the same files: the same
+// chunks, BM25 hits and scores, local model and vectors. Each change is
+// far below refitDrift, so only the size rule (exactRefitChunks) makes the
+// builds refit; a kept model would have been fitted on the first state.
+func TestSameIndexWhateverHistory(t *testing.T) {
+	ctx := context.Background()
+	queries := []string{"罰則", "届出をしなければならない者", "第三条の規定", "手順書 障害対応", "政令で定める", "INC-0001", "ログ保管の手順"}
+	root := t.TempDir()
+	opt := testOptions(root)
+	laws := lawTexts(t, opt.DataDir)
+	writeCorpus(t, filepath.Join(opt.DataDir, "runbooks"), 3)
+	runbook := filepath.Join(opt.DataDir, "runbooks", "team1", "doc001.md")
+	law, err := os.ReadFile(laws[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The reference: a fresh build of the final files.
+	ref := testOptions(filepath.Join(root, "ref"))
+	ref.DataDir = opt.DataDir
+	if _, err := Build(ctx, ref); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Open(ctx, ref.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The history: the runbook away and the law longer, then each put back.
+	book, err := os.ReadFile(runbook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(runbook); err != nil {
+		t.Fatal(err)
+	}
+	longer := append(append([]byte{}, law...), "\n第九十九条　この法律に違反した者は、罰則として過料に処する。\n"...)
+	if err := os.WriteFile(laws[1], longer, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt.DatabaseDir = filepath.Join(root, "history", "database")
+	opt.Dir = filepath.Join(root, "history", "index")
+	if _, err := Build(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name, file string
+		data       []byte
+	}{
+		{"runbook added", runbook, book},
+		{"law restored", laws[1], law},
+	} {
+		if err := os.WriteFile(step.file, step.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Build(ctx, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Extracted != 1 || !sum.Refit || sum.Drift <= 0 || sum.Drift > refitDrift || sum.Chunks > exactRefitChunks {
+			t.Fatalf("%s: %+v", step.name, sum)
+		}
+	}
+	inc, err := Open(ctx, opt.Dir, OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := searchAll(t, inc, queries), searchAll(t, full, queries)
+	if len(got) != len(want) {
+		t.Fatalf("%d items, fresh build %d", len(got), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("item %d: incremental %v, fresh build %v", i, got[i], want[i])
+		}
+	}
+	ig, _, _ := readCurrent(opt.Dir)
+	fg, _, _ := readCurrent(ref.Dir)
+	for _, name := range []string{vectorsFile, embedderFile} {
+		a, err := os.ReadFile(filepath.Join(ig, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(fg, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the fresh build's", name)
+		}
+	}
+}

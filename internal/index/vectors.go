@@ -42,6 +42,21 @@ func localOptions() embed.LocalOptions {
 // features the model already has.
 const refitDrift = 0.10
 
+// exactRefitChunks is the corpus size, in chunks, up to which every build
+// that changes the corpus fits the local embedder again, whatever the
+// drift: there an index's search results and answers do not depend on its
+// history — an incremental build gives exactly what a fresh build of the
+// same files gives (same chunks, BM25 statistics, model and vectors) — at
+// a cost that stays in seconds: the fit reads at most fitSample chunks,
+// and embedding every chunk again grows with the corpus. Measured on law
+// corpora (docs/BENCHMARKS.md), one changed law took 2.1 CPU-seconds
+// instead of 0.3 at 1,988 chunks and 5.1 instead of 0.6 at 10,853 (a full
+// build: 3.5 and 7.4). Above it the drift rule keeps incremental builds of
+// large corpora under a second, and a kept model means that vector scores,
+// and so a few answers, may differ from a fresh build's until the next
+// refit (`shirube index --rebuild` makes one).
+const exactRefitChunks = 10000
+
 // fitState is the local model's fit as docs.gob records it.
 type fitState struct {
 	Mass    int64 // BM25 postings of the corpus the model was fitted on
@@ -119,9 +134,11 @@ func streamVectors(rows vector.Rows, from []int, fresh [][]float32) func(io.Writ
 // delta is how much of the term mass the build replaced.
 //
 // Reused chunks keep their vectors when the embedder is the same and — for
-// the local one — the drift since its fit stays at or below refitDrift;
-// only the fresh chunks are embedded then, with the live model. Otherwise
-// the local model is fitted on this corpus and every chunk is embedded.
+// the local one — the corpus has more than exactRefitChunks chunks and the
+// drift since the fit stays at or below refitDrift; only the fresh chunks
+// are embedded then, with the live model. Otherwise the local model is
+// fitted on this corpus and every chunk is embedded, exactly as a fresh
+// build would.
 func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta Meta, fit fitState, chunks []chunk.Chunk, from []int, lex, added *bm25.Index, delta bm25.ComposeStats) (vectorLeg, error) {
 	reused := 0
 	freshIdx := make([]int, len(from)) // fresh chunk i is document freshIdx[i] of added
@@ -157,11 +174,11 @@ func embedGeneration(ctx context.Context, opt BuildOptions, old *Index, prevMeta
 
 	fit.Changed += delta.Removed + delta.Added
 	d := fit.drift()
-	limit := refitDrift
+	refit := d > refitDrift || len(chunks) <= exactRefitChunks
 	if opt.refitAt != 0 {
-		limit = opt.refitAt
+		refit = d > opt.refitAt
 	}
-	if d > limit {
+	if refit {
 		leg, err := embedAll(ctx, opt.Embedder, opt.EmbeddingModel, opt.Remote, chunks, lex, opt.model)
 		leg.drift = d
 		return leg, err
