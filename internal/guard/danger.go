@@ -51,21 +51,25 @@ type OpKind string
 
 // Operation kinds.
 const (
-	OpDelete      OpKind = "delete"           // 削除, 消去, rm -rf, DROP, truncate, purge …
-	OpDisable     OpKind = "disable_security" // 無効化; オフ, 解除, 停止 of a security control
-	OpStop        OpKind = "shutdown"         // 停止, シャットダウン, 電源を切る, systemctl stop
-	OpRestart     OpKind = "restart"          // 再起動, リブート, systemctl restart
-	OpReset       OpKind = "reset"            // 初期化, 工場出荷, a device or system reset
-	OpCredential  OpKind = "credential_reset" // リセット, 失効, 再発行 of credentials
-	OpPrivilege   OpKind = "privilege"        // 権限を付与, sudoers, chmod 777
-	OpMassChange  OpKind = "mass_change"      // 変更, 更新, 書き換え in bulk
-	OpExport      OpKind = "export"           // エクスポート, ダンプ, 持ち出し of data
-	OpFirewall    OpKind = "firewall"         // firewall off, rules flushed, ports opened
-	OpKill        OpKind = "kill"             // kill -9, 強制終了
-	OpFormat      OpKind = "format"           // フォーマット of a disk, mkfs, dd
-	OpOverwrite   OpKind = "overwrite"        // 上書き, 改ざん, git push --force
-	sourceAnswer         = "answer"
-	sourceQuestion       = "question"
+	OpDelete     OpKind = "delete"           // 削除, 消去, rm -rf, DROP, truncate, purge …
+	OpDisable    OpKind = "disable_security" // 無効化; オフ, 解除, 停止 of a security control
+	OpStop       OpKind = "shutdown"         // 停止, シャットダウン, 電源を切る, systemctl stop
+	OpRestart    OpKind = "restart"          // 再起動, リブート, systemctl restart
+	OpReset      OpKind = "reset"            // 初期化, 工場出荷, a device or system reset
+	OpCredential OpKind = "credential_reset" // リセット, 失効, 再発行 of credentials
+	OpPrivilege  OpKind = "privilege"        // 権限を付与, sudoers, chmod 777
+	OpMassChange OpKind = "mass_change"      // 変更, 更新, 書き換え in bulk
+	OpExport     OpKind = "export"           // エクスポート, ダンプ, 持ち出し of data
+	OpFirewall   OpKind = "firewall"         // firewall off, rules flushed, ports opened
+	OpKill       OpKind = "kill"             // kill -9, 強制終了
+	OpFormat     OpKind = "format"           // フォーマット of a disk, mkfs, dd
+	OpOverwrite  OpKind = "overwrite"        // 上書き, 改ざん, git push --force
+)
+
+// Where a dangerous operation was found (Danger.Source).
+const (
+	SourceQuestion = "question" // the question asks to do it
+	SourceAnswer   = "answer"   // the answer quotes it for the user to run
 )
 
 // Danger is the danger decision about one question, or about a question
@@ -149,7 +153,7 @@ var (
 	// outsideRe names a destination outside the organisation.
 	outsideRe = regexp.MustCompile(`外部|社外|個人の|私用|自宅|usb|クラウドストレージ|gmail|フリーメール`)
 	// scopeRe widens an operation to everything.
-	scopeRe = regexp.MustCompile(`全部|全て|すべて|全件|全員|全体|全台|全社|全ユーザ|全サーバ|全ポート|全データ|全ファイル|全アカウント|全端末|全ノード|全テーブル|全レコード|全ルール|一括|まとめて|丸ごと|一斉|\ball\b`)
+	scopeRe = regexp.MustCompile(`全(?:[\p{Katakana}ー]+|部|て|件|員|体|台|社員|社|端末|部署|拠点)|すべて|一括|まとめて|丸ごと|一斉|\ball\b`)
 	// gracefulRe makes a restart or stop one that does not cut service.
 	gracefulRe = regexp.MustCompile(`graceful|グレースフル|(?:処理中|実行中|接続中|既存|進行中)の?(?:リクエスト|接続|セッション|処理|通信|ジョブ)を?(?:切ら|切断せ|落とさ|止め|中断せ|失わ)ず|無停止|ダウンタイム(?:なし|無し|ゼロ|を出さ)|サービスを止めずに|ローリング|rolling|リロード|\breload\b`)
 	// lookOnlyRe makes any operation a look or a rehearsal.
@@ -157,7 +161,8 @@ var (
 	// notAfterRe are characters before an operation word that make it
 	// another word: 取り消し (cancel), 解消 (resolve), 打ち消し, 消しゴム.
 	notAfterRe = regexp.MustCompile(`(?:取り|取|解|打ち|掻き)$`)
-	// taskAfterRe are words after 送/転送 etc. that are ordinary tasks.
+	// asksMeaningRe asks what a command means or how it differs: 「rm -rf
+	// とは」「kill -9 と kill -15 の違い」 ask for knowledge, not to run it.
 	asksMeaningRe = regexp.MustCompile(`とは|の意味|意味は|違い|って何|は何|危険性|なぜ|理由`)
 )
 
@@ -206,7 +211,7 @@ func AssessQuestion(q string) Danger {
 		}
 		d := judge(n, f)
 		if d.Dangerous {
-			d.Source = sourceQuestion
+			d.Source = SourceQuestion
 			return d
 		}
 		if d.Mitigation != "" && mitigated.Kind == "" {
@@ -240,7 +245,7 @@ func AssessAnswer(q Danger, question, answer string) Danger {
 		}
 		for _, c := range commands {
 			if loc := c.re.FindStringIndex(line); loc != nil && counts(c.kind) {
-				return Danger{Dangerous: true, Kind: c.kind, Operation: strings.TrimSpace(line[loc[0]:loc[1]]), Source: sourceAnswer}
+				return Danger{Dangerous: true, Kind: c.kind, Operation: strings.TrimSpace(line[loc[0]:loc[1]]), Source: SourceAnswer}
 			}
 		}
 	}
@@ -257,7 +262,7 @@ func AssessAnswer(q Danger, question, answer string) Danger {
 				continue
 			}
 			if d := judge(line, f); d.Dangerous {
-				d.Source = sourceAnswer
+				d.Source = SourceAnswer
 				return d
 			}
 		}
