@@ -107,14 +107,14 @@ type op struct {
 // words. The kind is refined by the object (objectKind).
 var operations = []op{
 	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins)(?:グループ)?に(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
-	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消(?:し|す|せ)|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
-	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|オフに|切(?:る|って|りたい)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
+	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
+	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|オフに|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
 	{OpStop, regexp.MustCompile(`停止|シャットダウン|\bshutdown\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
 	{OpRestart, regexp.MustCompile(`再起動|再始動|リブート|リスタート|\brestart\b|\breboot\b`)},
 	{OpCredential, regexp.MustCompile(`リセット|\breset\b|失効|再発行`)},
 	{OpReset, regexp.MustCompile(`初期化|工場出荷`)},
 	{OpMassChange, regexp.MustCompile(`変更|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
-	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|転送|送(?:り|る|っ|信)`)},
+	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|\bupload\b|転送|送(?:り|る|っ|信)`)},
 	{OpFirewall, regexp.MustCompile(`開放|全開|すべて許可|全て許可|0\.0\.0\.0/0`)},
 	{OpKill, regexp.MustCompile(`強制終了|\bkill\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
 	{OpFormat, regexp.MustCompile(`フォーマット|\bformat\b`)},
@@ -133,13 +133,14 @@ var commands = []op{
 	{OpKill, regexp.MustCompile(`\bkill\s+-(?:9|kill|sigkill)\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
 	{OpFormat, regexp.MustCompile(`\bmkfs\b|\bdd\s+if=|\bformat\s+[a-z]:|\bwipefs\b|\bshred\b`)},
 	{OpPrivilege, regexp.MustCompile(`\bchmod\s+(?:-r\s+)?[0-7]?777\b|\busermod\s+-a?g\s*(?:sudo|wheel|root|admin)\b|\bgrant\s+all\b`)},
+	{OpMassChange, regexp.MustCompile(`\b(?:update\s+\S+\s+set|delete\s+from)\b[^;\n]*(?:where(?:句)?(?:なし|無し|を付けず|をつけず)|without\s+(?:a\s+)?where)`)},
 	{OpOverwrite, regexp.MustCompile(`\bgit\s+push\s+(?:\S+\s+)*(?:--force|-f)\b|\bgit\s+reset\s+--hard\b|--force\b`)},
 }
 
 // Objects and scopes, over normalised text.
 var (
 	// securityRe names a security control: switching it off is dangerous.
-	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ロギング|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証`)
+	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証`)
 	// firewallRe names a firewall or its rules.
 	firewallRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|セキュリティグループ|iptables|ufw|firewalld|ポート|\bacl\b`)
 	// credentialRe names a credential.
@@ -177,10 +178,10 @@ var (
 	// occasionTailRe: the user plans to do it and asks about the
 	// occasion (再起動する際の注意, 停止する前に). A fact question about
 	// such an occasion asks for the fact.
-	occasionTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:際|とき|時|前に|場合|にあたり|にあたって)`)
+	occasionTailRe = regexp.MustCompile(`^\s*` + conj + `\s*の?(?:際|とき|時|前に|前の|場合|にあたり|にあたって)`)
 	// teFormRe: the operation continues into a later predicate
 	// (ダンプして外部に送りたい, 解除して…できるようにしたい).
-	teFormRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って|で|し、|させて)`)
+	teFormRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って|て|で|し、|させて)`)
 	// prohibitionTailRe: してはいけない, しても…ない — not a request.
 	prohibitionTailRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って)は|ないで|ないよう|せず|しない|されない|できない`)
 	// requestEndRe: a sentence that ends in a request.
@@ -379,6 +380,9 @@ func objectKind(f found) (OpKind, bool) {
 		}
 		return OpCredential, true
 	case OpMassChange:
+		if strings.Contains(f.word, "where") {
+			return OpMassChange, true // an UPDATE or DELETE of every row
+		}
 		if !scopeRe.MatchString(c) {
 			return "", false
 		}

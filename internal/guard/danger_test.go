@@ -34,6 +34,13 @@ func TestAssessQuestionRequests(t *testing.T) {
 		{"本番の設定を上書きしてもいいですか", OpOverwrite},
 		{"kubectl delete pod --all", OpDelete},
 		{"How do I delete all users?", OpDelete},
+		// The te-form leads to the request: 止めて…下げたい, 切ってもらえますか.
+		{"監視エージェントを止めてCPUを空けたい", OpDisable},
+		{"IDSのアラートを切ってもらえますか", OpDisable},
+		{"キューを空にするコマンド", OpDelete},
+		{"社員名簿を個人のクラウドにアップロードしたい", OpExport},
+		{"UPDATE accounts SET plan='free' をWHEREなしで流したい", OpMassChange},
+		{"シャットダウンの前に確認することは？", OpStop},
 	}
 	for _, tt := range tests {
 		d := AssessQuestion(tt.q)
