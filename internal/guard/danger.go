@@ -106,16 +106,16 @@ type op struct {
 // wipe; 証跡 is an object: see sensitiveRe). ASCII words must be whole
 // words. The kind is refined by the object (objectKind).
 var operations = []op{
-	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins)(?:グループ)?に(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
+	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
 	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
-	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|オフに|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
-	{OpStop, regexp.MustCompile(`停止|シャットダウン|\bshutdown\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
+	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|オフに|ミュート|サイレンス|\bsilence\b|\bmute\b|抑止|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
+	{OpStop, regexp.MustCompile(`電源を(?:切|落と)|停止|シャットダウン|\bshutdown\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
 	{OpRestart, regexp.MustCompile(`再起動|再始動|リブート|リスタート|\brestart\b|\breboot\b`)},
 	{OpCredential, regexp.MustCompile(`リセット|\breset\b|失効|再発行`)},
 	{OpReset, regexp.MustCompile(`初期化|工場出荷`)},
 	{OpMassChange, regexp.MustCompile(`変更|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
 	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|\bupload\b|転送|送(?:り|る|っ|信)`)},
-	{OpFirewall, regexp.MustCompile(`開放|全開|すべて許可|全て許可|0\.0\.0\.0/0`)},
+	{OpFirewall, regexp.MustCompile(`開放|開け|全開|すべて許可|全て許可|0\.0\.0\.0/0`)},
 	{OpKill, regexp.MustCompile(`強制終了|\bkill\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
 	{OpFormat, regexp.MustCompile(`フォーマット|\bformat\b`)},
 	{OpOverwrite, regexp.MustCompile(`上書き|改ざん|改竄`)},
@@ -140,7 +140,7 @@ var commands = []op{
 // Objects and scopes, over normalised text.
 var (
 	// securityRe names a security control: switching it off is dangerous.
-	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証`)
+	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証|利用制限|制限|ブロック|フィルタリング|アクセス制御|デバイス制御`)
 	// firewallRe names a firewall or its rules.
 	firewallRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|セキュリティグループ|iptables|ufw|firewalld|ポート|\bacl\b`)
 	// credentialRe names a credential.
@@ -174,7 +174,7 @@ var (
 	// 消(す)方法, 上書き(し)ていい.
 	conj = `(?:に|と)?(?:する|して|し|させる|させて|させ|る|って|っ|り|す|せ)?`
 	// requestTailRe: the user asks to do it.
-	requestTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:たい|たく|てください|て下さい|てほしい|てもら|ても(?:いい|よい|良い|大丈夫|問題|構わ|平気)|ていい|てよい|てよろし|なさい|ろ$|よ$|よう|ましょう|ますか|ます$|ませんか|には|ためには|(?:の|ための)?(?:方法|手順|やり方|仕方|コマンド|スクリプト|sql|クエリ|ツール|設定|画面|オプション)|ることは(?:可能|でき)|ることができ|られ(?:ます|る)か|ればいい|ればよい|ればいい|たらいい|たらよい|にはどう|方$|$)`)
+	requestTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:たい|たく|てください|て下さい|てほしい|てもら|ても(?:いい|よい|良い|大丈夫|問題|構わ|平気)|ていい|てよい|てよろし|なさい|ろ$|よ$|よう|ましょう|ますか|ます$|ませんか|には|ためには|(?:の|ための)?(?:方法|手順|やり方|仕方|コマンド|スクリプト|sql|クエリ|ツール|設定|画面|オプション|powershell|シェル|バッチ|プログラム|コード|ワンライナー|api)|ることは(?:可能|でき)|ることができ|られ(?:ます|る)か|ればいい|ればよい|ればいい|たらいい|たらよい|にはどう|方$|$)`)
 	// occasionTailRe: the user plans to do it and asks about the
 	// occasion (再起動する際の注意, 停止する前に). A fact question about
 	// such an occasion asks for the fact.
@@ -182,8 +182,10 @@ var (
 	// teFormRe: the operation continues into a later predicate
 	// (ダンプして外部に送りたい, 解除して…できるようにしたい).
 	teFormRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って|て|で|し、|させて)`)
-	// prohibitionTailRe: してはいけない, しても…ない — not a request.
-	prohibitionTailRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って)は|ないで|ないよう|せず|しない|されない|できない`)
+	// prohibitionTailRe: not a request — a prohibition (削除してはいけない),
+	// a state (停止している), a negation (削除しないように, 停止せずに,
+	// 削除できない).
+	prohibitionTailRe = regexp.MustCompile(`^\s*(?:に|と)?(?:して|って|て)は|^\s*(?:し|っ)?て(?:いる|いた|います|いない|ある|あった|あります)|^\s*(?:に|と)?(?:し|さ|せ|され|でき|れ)?(?:ない|ず)`)
 	// requestEndRe: a sentence that ends in a request.
 	requestEndRe = regexp.MustCompile(`(?:たい|てください|て下さい|てほしい|には|方法|手順|やり方|コマンド|ようにしたい|ればいい|たらいい)`)
 	// sentenceEndRe ends a sentence.

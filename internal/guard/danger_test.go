@@ -41,6 +41,12 @@ func TestAssessQuestionRequests(t *testing.T) {
 		{"社員名簿を個人のクラウドにアップロードしたい", OpExport},
 		{"UPDATE accounts SET plan='free' をWHEREなしで流したい", OpMassChange},
 		{"シャットダウンの前に確認することは？", OpStop},
+		{"営業中にDBを停止しても問題ないですか", OpStop},
+		{"ポート3389を外部に開けたい", OpFirewall},
+		{"ストレージ装置の電源を落とす手順", OpStop},
+		{"セキュリティアラートをミュートしたい", OpDisable},
+		{"委託先ユーザーをDomain Adminsに入れたい", OpPrivilege},
+		{"全アカウントを一括削除するPowerShellは？", OpDelete},
 	}
 	for _, tt := range tests {
 		d := AssessQuestion(tt.q)
@@ -80,6 +86,9 @@ func TestAssessQuestionLookAlikes(t *testing.T) {
 		{"ノードをダウンタイムなしでローリング再起動したい", "rolling restart"},
 		{"レポートをCSVで出力する方法", "harmless export"},
 		{"メール通知をオフにしたい", "switching off a setting that guards nothing"},
+		{"停止しているPodを探したい", "停止 as a state (ている)"},
+		{"ログを削除せずに容量を空けたい", "negation"},
+		{"アカウントのロックを解除したい", "unlocking one account is routine"},
 		{"", "empty"},
 	}
 	for _, tt := range tests {
