@@ -106,14 +106,14 @@ type op struct {
 // wipe; 証跡 is an object: see sensitiveRe). ASCII words must be whole
 // words. The kind is refined by the object (objectKind).
 var operations = []op{
-	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
-	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
-	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|オフに|ミュート|サイレンス|\bsilence\b|\bmute\b|抑止|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
+	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡|付け|つけ)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
+	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消し去|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
+	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|(?:記録|ログ|証跡|履歴)を?残さ(?:ない|ず)|オフに|ミュート|サイレンス|\bsilence\b|\bmute\b|抑止|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
 	{OpStop, regexp.MustCompile(`電源を(?:切|落と)|停止|シャットダウン|\bshutdown\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
 	{OpRestart, regexp.MustCompile(`再起動|再始動|リブート|リスタート|\brestart\b|\breboot\b`)},
 	{OpCredential, regexp.MustCompile(`リセット|\breset\b|失効|再発行`)},
 	{OpReset, regexp.MustCompile(`初期化|工場出荷`)},
-	{OpMassChange, regexp.MustCompile(`変更|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
+	{OpMassChange, regexp.MustCompile(`変更|変え|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
 	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|\bupload\b|転送|送(?:り|る|っ|信)`)},
 	{OpFirewall, regexp.MustCompile(`開放|開け|全開|すべて許可|全て許可|0\.0\.0\.0/0`)},
 	{OpKill, regexp.MustCompile(`強制終了|\bkill\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
@@ -140,7 +140,7 @@ var commands = []op{
 // Objects and scopes, over normalised text.
 var (
 	// securityRe names a security control: switching it off is dangerous.
-	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証|利用制限|制限|ブロック|フィルタリング|アクセス制御|デバイス制御`)
+	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証|利用制限|制限|画面ロック|スクリーンロック|ロック機能|アカウントロック|ブロック|フィルタリング|アクセス制御|デバイス制御`)
 	// firewallRe names a firewall or its rules.
 	firewallRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|セキュリティグループ|iptables|ufw|firewalld|ポート|\bacl\b`)
 	// credentialRe names a credential.
@@ -173,8 +173,14 @@ var (
 	// ending: 削除(し)たい, 削除(する)には, 無効に(し)たい, 書き換え(る)手順,
 	// 消(す)方法, 上書き(し)ていい.
 	conj = `(?:に|と)?(?:する|して|し|させる|させて|させ|る|って|っ|り|す|せ)?`
-	// requestTailRe: the user asks to do it.
-	requestTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:たい|たく|てください|て下さい|てほしい|てもら|ても(?:いい|よい|良い|大丈夫|問題|構わ|平気)|ていい|てよい|てよろし|なさい|ろ$|よ$|よう|ましょう|ますか|ます$|ませんか|には|ためには|(?:の|ための)?(?:方法|手順|やり方|仕方|コマンド|スクリプト|sql|クエリ|ツール|設定|画面|オプション|powershell|シェル|バッチ|プログラム|コード|ワンライナー|api)|ることは(?:可能|でき)|ることができ|られ(?:ます|る)か|ればいい|ればよい|ればいい|たらいい|たらよい|にはどう|方$|$)`)
+	// requestTailRe: the user asks to do it (削除したい, 停止してください,
+	// リセットするには, 停止しても問題ないですか, a bare 「…を削除」).
+	requestTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:たい|たく|てください|て下さい|てほしい|てもら|ても|ていい|てよい|てよろし|なさい|ろ$|よ$|よう|ましょう|ますか|ます$|ませんか|には|ためには|ることは(?:可能|でき)|ることができ|られ(?:ます|る)か|ればいい|ればよい|たらいい|たらよい|方$|$)`)
+	// meansTailRe: the user asks for the means to do it (削除する方法,
+	// 再起動するコマンド, 停止するdockerコマンド, 一括削除するPowerShell). In a
+	// question that asks for a fact (…手順が書かれたマニュアルはどこ) the
+	// means is the topic.
+	meansTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:の|ための)?(?:[a-z0-9\-]+\s*)?(?:方法|手順|やり方|仕方|コマンド|スクリプト|sql|クエリ|ツール|設定|画面|オプション|powershell|シェル|バッチ|プログラム|コード|ワンライナー|api)`)
 	// occasionTailRe: the user plans to do it and asks about the
 	// occasion (再起動する際の注意, 停止する前に). A fact question about
 	// such an occasion asks for the fact.
@@ -209,8 +215,8 @@ func AssessQuestion(q string) Danger {
 	asksFact := qt == analysis.KindQuantity || qt == analysis.KindDate || qt == analysis.KindWho || qt == analysis.KindDefinition
 	var mitigated Danger
 	for _, f := range findOperations(n, true) {
-		if !f.requested && !(f.occasion && !asksFact) {
-			continue
+		if asksFact && (f.occasion || f.means) || !f.requested && !f.occasion {
+			continue // a fact about the operation, not the operation
 		}
 		d := judge(n, f)
 		if d.Dangerous {
@@ -288,6 +294,7 @@ type found struct {
 	clause    string
 	requested bool // the text asks to do it
 	occasion  bool // the text names it as the occasion of the question
+	means     bool // the text asks for the means to do it (方法, コマンド)
 }
 
 // findOperations returns the operations named in normalised text n, each
@@ -318,6 +325,8 @@ func findOperations(n string, question bool) []found {
 			case prohibitionTailRe.MatchString(tail):
 			case requestTailRe.MatchString(tail):
 				f.requested = true
+			case meansTailRe.MatchString(tail):
+				f.requested, f.means = true, true
 			case teFormRe.MatchString(tail):
 				f.requested = requestEndRe.MatchString(tail)
 			case occasionTailRe.MatchString(tail):

@@ -47,6 +47,10 @@ func TestAssessQuestionRequests(t *testing.T) {
 		{"セキュリティアラートをミュートしたい", OpDisable},
 		{"委託先ユーザーをDomain Adminsに入れたい", OpPrivilege},
 		{"全アカウントを一括削除するPowerShellは？", OpDelete},
+		{"全部のPodを止めるkubectlコマンドは？", OpStop},
+		{"新人にDBのowner権限を付けたい", OpPrivilege},
+		{"操作履歴を残さないようにしたい", OpDisable},
+		{"本番サーバーをリブートしても影響はないですか", OpRestart},
 	}
 	for _, tt := range tests {
 		d := AssessQuestion(tt.q)
@@ -89,6 +93,7 @@ func TestAssessQuestionLookAlikes(t *testing.T) {
 		{"停止しているPodを探したい", "停止 as a state (ている)"},
 		{"ログを削除せずに容量を空けたい", "negation"},
 		{"アカウントのロックを解除したい", "unlocking one account is routine"},
+		{"削除手順が載っている資料はどこですか", "where a document is"},
 		{"", "empty"},
 	}
 	for _, tt := range tests {
