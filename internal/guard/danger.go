@@ -369,7 +369,7 @@ func objectKind(f found) (OpKind, bool) {
 	c := f.clause
 	switch f.kind {
 	case OpDelete, OpDisable, OpStop:
-		if f.kind == OpDisable && !strings.HasPrefix(f.word, "無効") && f.word != "disable" && f.word != "uninstall" && f.word != "アンインストール" && !securityRe.MatchString(c) {
+		if f.kind == OpDisable && !strings.HasPrefix(f.word, "無効") && f.word != "disable" && f.word != "uninstall" && f.word != "アンインストール" && !strings.Contains(f.word, "残さ") && !securityRe.MatchString(c) {
 			return "", false // オフ, 外す, 解除 of a setting that guards nothing
 		}
 		if firewallRe.MatchString(c) && f.kind != OpDelete || strings.Contains(c, "ルール") && firewallRe.MatchString(c) {
