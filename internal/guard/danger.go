@@ -109,13 +109,13 @@ var operations = []op{
 	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡|付け|つけ)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
 	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消し去|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
 	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|(?:記録|ログ|証跡|履歴)を?残さ(?:ない|ず)|オフに|ミュート|サイレンス|\bsilence\b|\bmute\b|抑止|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
-	{OpStop, regexp.MustCompile(`電源を(?:切|落と)|停止|シャットダウン|\bshutdown\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
+	{OpStop, regexp.MustCompile(`電源を(?:切|落と)|停止|シャットダウン|\bshutdown\b|\bstop\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
 	{OpRestart, regexp.MustCompile(`再起動|再始動|リブート|リスタート|\brestart\b|\breboot\b`)},
 	{OpCredential, regexp.MustCompile(`リセット|\breset\b|失効|再発行`)},
 	{OpReset, regexp.MustCompile(`初期化|工場出荷`)},
 	{OpMassChange, regexp.MustCompile(`変更|変え|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
 	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|\bupload\b|転送|送(?:り|る|っ|信)`)},
-	{OpFirewall, regexp.MustCompile(`開放|開け|全開|すべて許可|全て許可|0\.0\.0\.0/0`)},
+	{OpFirewall, regexp.MustCompile(`開放|開け|全開|許可|0\.0\.0\.0/0`)},
 	{OpKill, regexp.MustCompile(`強制終了|\bkill\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
 	{OpFormat, regexp.MustCompile(`フォーマット|\bformat\b`)},
 	{OpOverwrite, regexp.MustCompile(`上書き|改ざん|改竄`)},
@@ -142,7 +142,7 @@ var (
 	// securityRe names a security control: switching it off is dangerous.
 	securityRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|ウイルス|ウィルス|マルウェア対策|アンチウイルス|antivirus|\bedr\b|\bxdr\b|defender|selinux|apparmor|\bmfa\b|多要素|二要素|2要素|\b2fa\b|二段階|監査|ログ記録|ログ収集|ログ転送|ロギング|syslog|証跡|アラート|監視|\bwaf\b|\bids\b|\bips\b|暗号化|セキュリティ|自動更新|\buac\b|証明書検証|利用制限|制限|画面ロック|スクリーンロック|ロック機能|アカウントロック|ブロック|フィルタリング|アクセス制御|デバイス制御`)
 	// firewallRe names a firewall or its rules.
-	firewallRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|セキュリティグループ|iptables|ufw|firewalld|ポート|\bacl\b`)
+	firewallRe = regexp.MustCompile(`ファイアウォール|ファイヤーウォール|\bfw\b|firewall|セキュリティグループ|iptables|ufw|firewalld|ポート|\bacl\b|\brdp\b|\bssh\b|インバウンド|アウトバウンド|(?:外部|社外|インターネット)からの?(?:接続|通信|アクセス)`)
 	// credentialRe names a credential.
 	credentialRe = regexp.MustCompile(`パスワード|\bpw\b|password|認証情報|クレデンシャル|apiキー|api key|アクセスキー|トークン|秘密鍵|鍵|証明書|\bmfa\b|多要素`)
 	// selfRe marks a reset of one's own credentials (self-service).
@@ -198,6 +198,14 @@ var (
 	sentenceEndRe = regexp.MustCompile(`[。？?！!\n]`)
 	// stepLineRe starts a step of a procedure in an answer.
 	stepLineRe = regexp.MustCompile(`^\s*(?:\d+[.)．、:]|[(（]\d+[)）]|[・\-*•]|手順\s*\d+|step\s*\d+)`)
+	// accidentRe marks an operation done by mistake.
+	accidentRe = regexp.MustCompile(`誤って|誤操作|間違えて|間違って|うっかり|勝手に`)
+	// pastTailRe: an operation that already happened (…したときの復旧,
+	// …した後に).
+	pastTailRe = regexp.MustCompile(`^\s*(?:を|で)?\s*(?:し|実行し|打っ|叩い|流し|され)?た(?:とき|時|場合|後|あと|ら|せい|ため)`)
+	// checkRequestRe: the request is a look or a check (…する前にバックアップを
+	// 確認する方法): an operation named as its occasion is not performed.
+	checkRequestRe = regexp.MustCompile(`(?:確認|点検|チェック|表示|一覧|調査)(?:する|し|でき)?(?:方法|手順|には|たい|ます|できますか)`)
 	// englishRequestRe asks to do something in English.
 	englishRequestRe = regexp.MustCompile(`\b(?:how (?:do|can|to|should) (?:i |we )?|i (?:want|need) to|please|command to|steps to)\b`)
 )
@@ -217,6 +225,9 @@ func AssessQuestion(q string) Danger {
 	for _, f := range findOperations(n, true) {
 		if asksFact && (f.occasion || f.means) || !f.requested && !f.occasion {
 			continue // a fact about the operation, not the operation
+		}
+		if f.occasion && checkRequestRe.MatchString(f.clause) {
+			continue // a check before the operation
 		}
 		d := judge(n, f)
 		if d.Dangerous {
@@ -306,7 +317,7 @@ func findOperations(n string, question bool) []found {
 	for _, c := range commands {
 		for _, loc := range c.re.FindAllStringIndex(n, -1) {
 			f := found{kind: c.kind, word: strings.TrimSpace(n[loc[0]:loc[1]]), start: loc[0], clause: clauseAround(n, loc[0], loc[1])}
-			f.requested = !question || !asksMeaningRe.MatchString(f.clause)
+			f.requested = !question || !asksMeaningRe.MatchString(f.clause) && !accident(n[:loc[0]], sentenceTail(n[loc[1]:]))
 			out = append(out, f)
 		}
 	}
@@ -316,13 +327,10 @@ func findOperations(n string, question bool) []found {
 			if notAfterRe.MatchString(n[:loc[0]]) {
 				continue
 			}
-			tail := n[loc[1]:]
-			if e := sentenceEndRe.FindStringIndex(tail); e != nil {
-				tail = tail[:e[0]]
-			}
+			tail := sentenceTail(n[loc[1]:])
 			f := found{kind: o.kind, word: n[loc[0]:loc[1]], start: loc[0], clause: clauseAround(n, loc[0], loc[1])}
 			switch {
-			case prohibitionTailRe.MatchString(tail):
+			case accident(n[:loc[0]], tail), prohibitionTailRe.MatchString(tail):
 			case requestTailRe.MatchString(tail):
 				f.requested = true
 			case meansTailRe.MatchString(tail):
@@ -338,6 +346,25 @@ func findOperations(n string, question bool) []found {
 		}
 	}
 	return out
+}
+
+// sentenceTail is s up to the end of its first sentence.
+func sentenceTail(s string) string {
+	if e := sentenceEndRe.FindStringIndex(s); e != nil {
+		return s[:e[0]]
+	}
+	return s
+}
+
+// accident reports whether an operation, with the text before it in its
+// sentence and tail after it, is an accident or an event that already
+// happened (誤ってDROP TABLEしたとき, うっかり削除した): the question is about
+// recovering from it.
+func accident(before, tail string) bool {
+	if e := sentenceEndRe.FindAllStringIndex(before, -1); len(e) > 0 {
+		before = before[e[len(e)-1][1]:]
+	}
+	return accidentRe.MatchString(before) || pastTailRe.MatchString(tail)
 }
 
 // judge decides whether a requested operation is dangerous, given its

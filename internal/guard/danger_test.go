@@ -51,6 +51,8 @@ func TestAssessQuestionRequests(t *testing.T) {
 		{"新人にDBのowner権限を付けたい", OpPrivilege},
 		{"操作履歴を残さないようにしたい", OpDisable},
 		{"本番サーバーをリブートしても影響はないですか", OpRestart},
+		{"本番のpostgresをstopしたい", OpStop},
+		{"インターネットからのSSH接続を許可したい", OpFirewall},
 	}
 	for _, tt := range tests {
 		d := AssessQuestion(tt.q)
@@ -94,6 +96,9 @@ func TestAssessQuestionLookAlikes(t *testing.T) {
 		{"ログを削除せずに容量を空けたい", "negation"},
 		{"アカウントのロックを解除したい", "unlocking one account is routine"},
 		{"削除手順が載っている資料はどこですか", "where a document is"},
+		{"誤ってrm -rfしたときに復旧する方法", "recovery from an accident"},
+		{"うっかり本番のテーブルを削除してしまった", "an accident that happened"},
+		{"サーバーを停止する前に設定を確認する方法", "the request is the check"},
 		{"", "empty"},
 	}
 	for _, tt := range tests {
