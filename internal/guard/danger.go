@@ -106,15 +106,15 @@ type op struct {
 // wipe; 証跡 is an object: see sensitiveRe). ASCII words must be whole
 // words. The kind is refined by the object (objectKind).
 var operations = []op{
-	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡|付け|つけ)|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
-	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消し去|消(?:し|す|せ)|空に|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
+	{OpPrivilege, regexp.MustCompile(`(?:権限|ロール|特権)を?(?:付与|与え|昇格|追加|渡|付け|つけ)|(?:管理者|オーナー|owner|admin|root|特権|フル)権限に|sudoers?に追加|(?:wheel|sudo|administrators|domain admins|admins)(?:グループ)?(?:に|を)(?:追加|入れ)|フルコントロール(?:に変更|に設定|を付与|を与え)?|昇格`)},
+	{OpDelete, regexp.MustCompile(`削除|消去|抹消|破棄|廃棄|消し去|消(?:し|す|せ)|空に|クリア|\b(?:drop|truncate|purge|wipe|erase|delete|remove|clear)\b`)},
 	{OpDisable, regexp.MustCompile(`無効化|無効に|無効と|\bdisable\b|(?:記録|ログ|証跡|履歴)を?残さ(?:ない|ず)|オフに|ミュート|サイレンス|\bsilence\b|\bmute\b|抑止|切(?:る|り|っ)|外(?:し|す|せ)|解除|アンインストール|\buninstall\b`)},
 	{OpStop, regexp.MustCompile(`電源を(?:切|落と)|停止|シャットダウン|\bshutdown\b|\bstop\b|\bhalt\b|\bpoweroff\b|止め|落と(?:し|す|せ)|ダウンさせ`)},
 	{OpRestart, regexp.MustCompile(`再起動|再始動|リブート|リスタート|\brestart\b|\breboot\b`)},
 	{OpCredential, regexp.MustCompile(`リセット|\breset\b|失効|再発行`)},
 	{OpReset, regexp.MustCompile(`初期化|工場出荷`)},
 	{OpMassChange, regexp.MustCompile(`変更|変え|更新|書き換え|書換え|置き換え|置換|\bupdate\b`)},
-	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|\bupload\b|転送|送(?:り|る|っ|信)`)},
+	{OpExport, regexp.MustCompile(`エクスポート|\bexport\b|ダンプ|\bdump\b|持ち出|持出|書き出|ダウンロード|アップロード|コピー|複製|\bcopy\b|\bupload\b|転送|送(?:り|る|っ|信)`)},
 	{OpFirewall, regexp.MustCompile(`開放|開け|全開|許可|0\.0\.0\.0/0`)},
 	{OpKill, regexp.MustCompile(`強制終了|\bkill\b|\bpkill\b|\bkillall\b|\btaskkill\b`)},
 	{OpFormat, regexp.MustCompile(`フォーマット|\bformat\b`)},
@@ -125,7 +125,7 @@ var operations = []op{
 // answer. The mitigated forms (apachectl -k graceful, nginx -s reload,
 // kubectl rollout restart) are not among them.
 var commands = []op{
-	{OpDelete, regexp.MustCompile(`\brm\s+-[a-z]*[rf][a-z]*\b|\bdrop\s+(?:table|database|schema|index|user)\b|\btruncate\s+table\b|\bdelete\s+from\b|\bkubectl\s+delete\b|\bhelm\s+(?:uninstall|delete)\b|\bdocker\s+(?:rm|rmi|system\s+prune|volume\s+rm)\b|\buserdel\b|\bnet\s+user\s+\S+\s+/delete\b|\bremove-item\b.*-recurse|\bflushall\b|\bdropdb\b`)},
+	{OpDelete, regexp.MustCompile(`\brm\s+-[a-z]*[rf][a-z]*\b|\bdrop\s+(?:table|database|schema|index|user)\b|\btruncate\s+table\b|\bdelete\s+from\b|\b(?:delete|drop|truncate)\s*文|\bkubectl\s+delete\b|\bhelm\s+(?:uninstall|delete)\b|\bdocker\s+(?:rm|rmi|system\s+prune|volume\s+rm)\b|\buserdel\b|\bnet\s+user\s+\S+\s+/delete\b|\bremove-item\b.*-recurse|\bflushall\b|\bdropdb\b`)},
 	{OpFirewall, regexp.MustCompile(`\biptables\s+(?:-f|--flush|-x)\b|\bufw\s+disable\b|\bsystemctl\s+(?:stop|disable)\s+(?:firewalld|ufw|iptables)\b|\bnetsh\s+advfirewall\s+set\s+\S+\s+state\s+off\b`)},
 	{OpDisable, regexp.MustCompile(`\bsetenforce\s+0\b|\bset-mppreference\b.*-disable\S*\s+\$?true`)},
 	{OpStop, regexp.MustCompile(`\bsystemctl\s+(?:stop|disable|mask|kill)\b|\bservice\s+\S+\s+stop\b|\bshutdown\s+(?:-[a-z]+|now|/s)|\bpoweroff\b|\binit\s+0\b|\bstop-(?:service|computer)\b|\bnginx\s+-s\s+(?:stop|quit)\b|\bapachectl\s+(?:-k\s+)?stop\b|\bpg_ctl\s+\S*\s*stop\b|\bkubectl\s+(?:drain|scale\b.*--replicas[= ]0)`)},
@@ -152,7 +152,7 @@ var (
 	// sensitiveRe names data whose export or destruction needs approval.
 	sensitiveRe = regexp.MustCompile(`顧客|個人情報|会員|名簿|社員情報|ユーザー情報|ユーザ情報|データベース|\bdb\b|機密|秘密|パスワード|認証情報|秘密鍵|証跡|全件|全データ|丸ごと`)
 	// outsideRe names a destination outside the organisation.
-	outsideRe = regexp.MustCompile(`外部|社外|個人の|私用|自宅|usb|クラウドストレージ|gmail|フリーメール`)
+	outsideRe = regexp.MustCompile(`外部|社外|個人の|私用|私物|自宅|usb|クラウドストレージ|gmail|フリーメール`)
 	// scopeRe widens an operation to everything.
 	scopeRe = regexp.MustCompile(`全(?:[\p{Katakana}ー]+|部|て|件|員|体|台|社員|社|端末|部署|拠点)|すべて|一括|まとめて|丸ごと|一斉|\ball\b`)
 	// gracefulRe makes a restart or stop one that does not cut service.
@@ -405,7 +405,7 @@ func objectKind(f found) (OpKind, bool) {
 		if f.kind == OpStop && securityRe.MatchString(c) {
 			return OpDisable, true
 		}
-		if strings.HasPrefix(f.word, "送") || f.word == "clear" && !scopeRe.MatchString(c) {
+		if strings.HasPrefix(f.word, "送") || (f.word == "clear" || f.word == "クリア") && !scopeRe.MatchString(c) {
 			return "", false
 		}
 		return f.kind, true

@@ -53,6 +53,10 @@ func TestAssessQuestionRequests(t *testing.T) {
 		{"本番サーバーをリブートしても影響はないですか", OpRestart},
 		{"本番のpostgresをstopしたい", OpStop},
 		{"インターネットからのSSH接続を許可したい", OpFirewall},
+		{"ビルドキャッシュを全部クリアしたい", OpDelete},
+		{"顧客データベースを私物のPCにコピーしたい", OpExport},
+		{"新人をリポジトリの管理者権限にしてほしい", OpPrivilege},
+		{"本番でTRUNCATE文を流したい", OpDelete},
 	}
 	for _, tt := range tests {
 		d := AssessQuestion(tt.q)
@@ -97,6 +101,8 @@ func TestAssessQuestionLookAlikes(t *testing.T) {
 		{"アカウントのロックを解除したい", "unlocking one account is routine"},
 		{"削除手順が載っている資料はどこですか", "where a document is"},
 		{"誤ってrm -rfしたときに復旧する方法", "recovery from an accident"},
+		{"入力欄をクリアするボタンはどこ？", "clearing a form"},
+		{"設定ファイルのコピーを取る方法", "a copy kept, not data taken out"},
 		{"うっかり本番のテーブルを削除してしまった", "an accident that happened"},
 		{"サーバーを停止する前に設定を確認する方法", "the request is the check"},
 		{"", "empty"},
