@@ -243,8 +243,11 @@ func AssessQuestion(q string) Danger {
 
 // AssessAnswer refines the question's decision q (AssessQuestion of
 // question) with the answer text: the answer is dangerous when it quotes a
-// destructive command line or, for a question that asks how to do
-// something, a step that performs a dangerous operation. A question whose
+// destructive command line or a step that performs a dangerous operation
+// (「…ポートを管理者が shutdown する。」): for a question that asks how to do
+// something (analysis.QuestionType: procedure) every sentence in the do
+// form, for other questions that ask for no fact a numbered or bulleted
+// line. A question whose
 // request was mitigated (a graceful restart) keeps quoted restarts and
 // stops from counting: the answer contrasts the disruptive form, it does
 // not ask for it. A dangerous q stays dangerous.
@@ -273,8 +276,12 @@ func AssessAnswer(q Danger, question, answer string) Danger {
 	if qt != analysis.KindNone && qt != analysis.KindProcedure && qt != analysis.KindCondition {
 		return q // a fact question: prose about an operation is not a step
 	}
+	// The answer to a procedure question is its steps, numbered or not
+	// (an extractive answer quotes step sentences without their numbers);
+	// in other answers only numbered or bulleted lines are steps.
+	procedure := qt == analysis.KindProcedure
 	for _, line := range strings.Split(n, "\n") {
-		if !stepLineRe.MatchString(line) || lookOnlyRe.MatchString(line) {
+		if !procedure && !stepLineRe.MatchString(line) || lookOnlyRe.MatchString(line) {
 			continue
 		}
 		for _, f := range findOperations(line, false) {

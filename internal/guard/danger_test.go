@@ -172,6 +172,9 @@ func TestAssessAnswer(t *testing.T) {
 		{"削除の承認者は誰ですか", "1. 情報システム部長が削除を承認する。", false, ""},
 		{"不要ファイルの確認方法は？", "1. rm -rf の前に --dry-run で対象を確認する。", false, ""},
 		{"障害時の連絡手順は？", "1. 停止したサービスを記録する。\n2. 管理者に連絡する。", false, ""},
+		{"感染端末はどう隔離しますか？", "有線接続の端末は、スイッチの該当ポートを管理者が shutdown する。 [1]", true, OpFirewall},
+		{"アカウント管理の手順は？", "退職者のアカウントは自動的に無効化される。 [1]", false, ""},
+		{"障害の影響は？", "サービスを停止する。", false, ""}, // not a procedure question, not a step line
 	}
 	for _, tt := range tests {
 		d := AssessAnswer(AssessQuestion(tt.q), tt.q, tt.answer)
