@@ -167,12 +167,13 @@ var (
 	asksMeaningRe = regexp.MustCompile(`とは|の意味|意味は|違い|って何|は何|危険性|なぜ|理由`)
 )
 
+// conj is the conjugation between an operation word and the request
+// ending: 削除(し)たい, 削除(する)には, 無効に(し)たい, 書き換え(る)手順,
+// 消(す)方法, 上書き(し)ていい.
+const conj = `(?:に|と)?(?:する|して|し|させる|させて|させ|る|って|っ|り|す|せ)?`
+
 // Tails: what follows an operation word up to the end of its sentence.
 var (
-	// conj is the conjugation between an operation word and the request
-	// ending: 削除(し)たい, 削除(する)には, 無効に(し)たい, 書き換え(る)手順,
-	// 消(す)方法, 上書き(し)ていい.
-	conj = `(?:に|と)?(?:する|して|し|させる|させて|させ|る|って|っ|り|す|せ)?`
 	// requestTailRe: the user asks to do it (削除したい, 停止してください,
 	// リセットするには, 停止しても問題ないですか, a bare 「…を削除」).
 	requestTailRe = regexp.MustCompile(`^\s*` + conj + `\s*(?:たい|たく|てください|て下さい|てほしい|てもら|ても|ていい|てよい|てよろし|なさい|ろ$|よ$|よう|ましょう|ますか|ます$|ませんか|には|ためには|ることは(?:可能|でき)|ることができ|られ(?:ます|る)か|ればいい|ればよい|たらいい|たらよい|方$|$)`)
