@@ -126,7 +126,7 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	agentCmd.Flags().String("provider", "", "openai or anthropic (default: whichever key is set)")
 	agentCmd.Flags().String("model", "", "model id or alias")
 
-	cmd.AddCommand(scale, newScaleChildCmd(), newReplicateCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut))
+	cmd.AddCommand(scale, newScaleChildCmd(), newReplicateCmd(), answers, refusal, agentCmd, newBenchQACmd(g, jsonOut), newBenchDangerCmd(jsonOut))
 }
 
 // printRefusal prints a refusal report as one table per holdout protocol.

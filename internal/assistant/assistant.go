@@ -202,6 +202,13 @@ type Request struct {
 	// OnDelta receives the answer text as it is generated (streaming
 	// generators only; others deliver it in one piece).
 	OnDelta func(string)
+	// OnDanger, when set, receives the danger decision made from the
+	// question alone (guard.AssessQuestion), once, before retrieval and
+	// before the first OnDelta, so that a page can show the banner above
+	// the answer as it streams. The final decision, which the answer's
+	// quoted operations may raise, is Reply.Flags.DangerousOperation.
+	// It is not called for a question answered by the ambiguity template.
+	OnDanger func(guard.Danger)
 }
 
 // CheckQuestion returns q trimmed, or an error in Japanese when it is
@@ -295,8 +302,23 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 	}
 	rep.Outcome = auditlog.OutcomeAnswered
 
+	ambiguous := guard.DetectAmbiguous(effective)
+	var danger guard.Danger
+	if !ambiguous {
+		// The danger flag is decided from what the question asks to do
+		// before anything is searched or generated: the banner can lead
+		// the streamed answer.
+		danger = assessQuestion(query, effective)
+		rep.Flags.DangerousOperation = danger.Dangerous
+		if danger.Dangerous {
+			rep.Danger = &danger
+		}
+		if req.OnDanger != nil {
+			req.OnDanger(danger)
+		}
+	}
 	switch {
-	case guard.DetectAmbiguous(effective):
+	case ambiguous:
 		rep.Flags.AmbiguousQuery = true
 		rep.Decision = Decision{Action: ActionClarify, Reason: ReasonAmbiguous}
 		rep.Answer = guard.AmbiguousQueryResponse
@@ -394,11 +416,32 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 		rep.RemovedCitations = ans.RemovedCitations
 		rep.Verification = ans.Verification
 	}
-	if !rep.Flags.AmbiguousQuery && guard.DetectDangerous(query+"\n"+effective, rep.Answer) {
-		rep.Flags.DangerousOperation = true
-		rep.Answer = guard.Banner + "\n\n" + rep.Answer
+	if !ambiguous {
+		// The answer may quote an operation the question did not ask for
+		// (a step that deletes, a command that stops a service).
+		if !rep.Flags.InsufficientEvidence {
+			danger = guard.AssessAnswer(danger, effective, rep.Answer)
+		}
+		if danger.Dangerous {
+			rep.Flags.DangerousOperation = true
+			rep.Danger = &danger
+			rep.Answer = guard.Banner + "\n\n" + rep.Answer
+		}
 	}
 	return nil
+}
+
+// assessQuestion is the question-side danger decision for a question as
+// asked and, for a follow-up, as rewritten to stand alone (「それを全部
+// 消したい」 names its object only in the rewrite).
+func assessQuestion(query, effective string) guard.Danger {
+	d := guard.AssessQuestion(query)
+	if !d.Dangerous && effective != query {
+		if e := guard.AssessQuestion(effective); e.Dangerous || d.Kind == "" {
+			d = e
+		}
+	}
+	return d
 }
 
 // generate writes the answer with the generator. When the model's stream

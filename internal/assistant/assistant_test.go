@@ -518,3 +518,55 @@ func TestPeriodNamedElsewhere(t *testing.T) {
 		})
 	}
 }
+
+// orderedGen records, when the generator is called, what the request's
+// OnDanger had been told by then.
+type orderedGen struct {
+	extractive
+	seen *[]string
+}
+
+func (g orderedGen) Generate(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message) (answer.Answer, error) {
+	*g.seen = append(*g.seen, "generate")
+	return g.extractive.Generate(ctx, q, rs, h)
+}
+
+// TestDangerDecidedBeforeGeneration: the danger flag of a question that
+// asks for a dangerous operation reaches OnDanger before the generator is
+// called (a page can show the banner before the first token), and the
+// reply carries it; a look-alike is told "not dangerous" just as early.
+func TestDangerDecidedBeforeGeneration(t *testing.T) {
+	ix := demoIndex(t)
+	var seen []string
+	gen := orderedGen{extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}, &seen}
+	a := assistant.New(retrieve.New(ix), gen, auditlog.Open(t.TempDir(), auditlog.Options{}), assistant.Options{
+		Search: retrieve.Options{K: 4, BM25Weight: 0.6},
+	})
+	tests := []struct {
+		query     string
+		dangerous bool
+	}{
+		{"ログファイルを削除する方法は？", true},
+		{"アカウントロックアウトのしきい値は何回ですか？", false},
+	}
+	for _, tt := range tests {
+		seen = nil
+		var told guard.Danger
+		rep, err := a.Ask(context.Background(), assistant.Request{Query: tt.query, OnDanger: func(d guard.Danger) {
+			seen = append(seen, "danger")
+			told = d
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) != 2 || seen[0] != "danger" || seen[1] != "generate" {
+			t.Errorf("%q: calls %v, want the danger decision before the generator", tt.query, seen)
+		}
+		if told.Dangerous != tt.dangerous || rep.Flags.DangerousOperation != tt.dangerous {
+			t.Errorf("%q: told %+v, flags %+v, want dangerous %v", tt.query, told, rep.Flags, tt.dangerous)
+		}
+		if tt.dangerous && (rep.Danger == nil || rep.Danger.Kind != guard.OpDelete || !strings.HasPrefix(rep.Answer, guard.Banner)) {
+			t.Errorf("%q: reply danger %+v, answer %.40q", tt.query, rep.Danger, rep.Answer)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 
 	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
 )
@@ -20,12 +21,15 @@ import (
 // Reply is the full result of one question, as `shirube ask --json` prints
 // it (seed 003 output contract plus seed 002 §6 fields).
 type Reply struct {
-	Query             string            `json:"query"`
-	RewrittenQuery    string            `json:"rewritten_query,omitempty"` // stand-alone form of a follow-up
-	Answer            string            `json:"answer"`                    // banner + answer text, or a guard template
-	Evidence          []answer.Evidence `json:"evidence"`
-	Unknowns          []string          `json:"unknowns"`
-	Flags             answer.Flags      `json:"flags"`
+	Query          string            `json:"query"`
+	RewrittenQuery string            `json:"rewritten_query,omitempty"` // stand-alone form of a follow-up
+	Answer         string            `json:"answer"`                    // banner + answer text, or a guard template
+	Evidence       []answer.Evidence `json:"evidence"`
+	Unknowns       []string          `json:"unknowns"`
+	Flags          answer.Flags      `json:"flags"`
+	// Danger says why Flags.DangerousOperation is set: the operation asked
+	// for or quoted, its kind and scope (nil when it is not set).
+	Danger            *guard.Danger     `json:"danger,omitempty"`
 	SearchResults     []retrieve.Result `json:"search_results"`
 	TokenUsage        llm.Usage         `json:"token_usage"`
 	CostUSD           float64           `json:"cost_usd"`

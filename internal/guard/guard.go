@@ -1,6 +1,8 @@
 // Package guard implements the guardrails of seed 002 §5: it flags
-// dangerous operations, decides when the search found too little evidence
-// to answer, and spots questions too vague to answer well. Each check comes
+// dangerous operations (danger.go: from the operation a question asks for,
+// before retrieval, and the operation its answer quotes), decides when the
+// search found too little evidence to answer, and spots questions too
+// vague to answer well. Each check comes
 // with the exact user-facing text the seed prescribes.
 //
 // The checks are pure functions of their input; they never fail.
@@ -60,6 +62,11 @@ func MatchDangerous(query, answer string) []string {
 
 // DetectDangerous reports whether query or answer mentions a dangerous
 // operation (seed 002 detect_dangerous_operations). See MatchDangerous.
+//
+// It is the seed's rule, kept as its stated vocabulary and as the baseline
+// `shirube bench danger` compares with; the banner is decided by
+// AssessQuestion and AssessAnswer, which read what the question asks to do
+// rather than which words it contains.
 func DetectDangerous(query, answer string) bool {
 	return len(MatchDangerous(query, answer)) > 0
 }

@@ -175,6 +175,19 @@ func TestAskSSE(t *testing.T) {
 	nDelta := 0
 	for i, e := range events {
 		switch e.name {
+		case "danger":
+			// Decided from the question: the first event, before any text.
+			var d struct {
+				Banner    string
+				Dangerous bool
+				Kind      string
+			}
+			if err := json.Unmarshal([]byte(e.data), &d); err != nil {
+				t.Fatal(err)
+			}
+			if i != 0 || d.Banner != guard.Banner || !d.Dangerous || d.Kind != string(guard.OpDelete) {
+				t.Errorf("danger event %d: %s, want the first event with the banner and kind delete", i, e.data)
+			}
 		case "delta":
 			var d struct{ Text string }
 			if err := json.Unmarshal([]byte(e.data), &d); err != nil {
@@ -206,6 +219,9 @@ func TestAskSSE(t *testing.T) {
 	}
 	if nDelta < 3 {
 		t.Errorf("%d delta events; the answer was not streamed", nDelta)
+	}
+	if len(events) == 0 || events[0].name != "danger" {
+		t.Errorf("the stream does not open with the danger event")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -121,8 +122,17 @@ func wantsSSE(r *http.Request) bool {
 	return false
 }
 
-// handleAsk answers POST /api/ask, as JSON or as an SSE stream of "delta"
-// events followed by one "done" event carrying the AskResponse.
+// dangerEvent is the data of the SSE "danger" event: the banner to show
+// and the operation the question asks for.
+type dangerEvent struct {
+	Banner string `json:"banner"`
+	guard.Danger
+}
+
+// handleAsk answers POST /api/ask, as JSON or as an SSE stream: a "danger"
+// event first when the question asks for a dangerous operation, "delta"
+// events with the answer text, then one "done" event carrying the
+// AskResponse (whose flags also cover an operation only the answer quotes).
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	var in AskRequest
 	if err := decodeJSON(w, r, s.opt.MaxBodyBytes, &in); err != nil {
@@ -168,6 +178,13 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := newSSE(w, s.opt.AskTimeout)
+	req.OnDanger = func(d guard.Danger) {
+		// Decided from the question before retrieval: the page shows the
+		// banner above the answer before its first word.
+		if d.Dangerous {
+			sse.event("danger", dangerEvent{Banner: guard.Banner, Danger: d})
+		}
+	}
 	req.OnDelta = func(text string) { sse.event("delta", map[string]string{"text": text}) }
 	rep, err := s.ask(r.Context(), req)
 	if err != nil {

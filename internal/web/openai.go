@@ -193,13 +193,19 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	send(chunk(chatDelta{Role: "assistant"}, nil))
 
-	// The banner goes first when the question alone is dangerous, as it
-	// does in the finished answer.
+	// The banner goes first when the question alone asks for a dangerous
+	// operation (the assistant decides that before retrieval), as it does
+	// in the finished answer.
 	var mu sync.Mutex
 	var streamed strings.Builder
-	bannerSent := !guard.DetectAmbiguous(q) && guard.DetectDangerous(q, "")
-	if bannerSent {
-		send(chunk(chatDelta{Content: guard.Banner + "\n\n"}, nil))
+	bannerSent := false
+	req.OnDanger = func(d guard.Danger) {
+		if d.Dangerous {
+			mu.Lock()
+			bannerSent = true
+			mu.Unlock()
+			send(chunk(chatDelta{Content: guard.Banner + "\n\n"}, nil))
+		}
 	}
 	req.OnDelta = func(t string) {
 		mu.Lock()
@@ -217,6 +223,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	mu.Lock()
 	got := streamed.String()
+	sent := bannerSent
 	mu.Unlock()
 	body, _ := splitBanner(rep.Answer)
 	var tail string
@@ -224,10 +231,10 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 	case got == "":
 		// Guard templates are not streamed; send the whole answer.
 		tail = body
-		if rep.Flags.DangerousOperation && !bannerSent {
+		if rep.Flags.DangerousOperation && !sent {
 			tail = guard.Banner + "\n\n" + body
 		}
-	case rep.Flags.DangerousOperation && !bannerSent:
+	case rep.Flags.DangerousOperation && !sent:
 		// Only the answer was dangerous: the banner can only follow it.
 		tail = "\n\n" + guard.Banner
 	}

@@ -176,7 +176,12 @@
         return;
       }
       await readEvents(resp, (name, data) => {
-        if (name === 'delta') {
+        if (name === 'danger') {
+          // Decided from the question before any text: the banner leads.
+          const banner = el('div', 'banner', data.banner);
+          banner.setAttribute('role', 'alert');
+          reply.insertBefore(banner, live);
+        } else if (name === 'delta') {
           live.textContent += data.text;
         } else if (name === 'done') {
           reply.innerHTML = data.html; // rendered and sanitised by the server
