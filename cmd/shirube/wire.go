@@ -112,8 +112,12 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		return nil, nil, err
 	}
 	var eopt answer.ExtractiveOptions
+	var judge *answer.Extractive // reads the evidence for the decision
 	if rd != nil {
-		eopt.Reader = rd
+		judge = answer.NewExtractive(tok, answer.ExtractiveOptions{Reader: rd})
+		if cfg.Reader == "learned" {
+			eopt.Reader = rd
+		}
 	}
 	ext := answer.NewExtractive(tok, eopt)
 	extractive := extractiveGen{ext}
@@ -131,7 +135,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		lookahead = 3
 	}
 	opt := assistant.Options{
-		Reader:             readerOf(rd, ext),
+		Reader:             readerOf(judge),
 		Gates:              gatesFromEnv(),
 		Search:             searchOptions(cfg),
 		EvidenceThreshold:  cfg.EvidenceThreshold,
@@ -452,13 +456,12 @@ func newReader(cfg config.Config) (*reader.Model, error) {
 	return m, nil
 }
 
-// readerOf is the assistant's reader: the extractive generator's reading
-// when a model is loaded.
-func readerOf(m *reader.Model, ext *answer.Extractive) assistant.Reader {
-	if m == nil {
+// readerOf is the assistant's reader (nil without a model).
+func readerOf(judge *answer.Extractive) assistant.Reader {
+	if judge == nil {
 		return nil
 	}
-	return ext
+	return judge
 }
 
 // gatesFromEnv is a measurement switch (SHIRUBE_GATES, comma-separated).

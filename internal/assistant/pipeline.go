@@ -1,0 +1,246 @@
+package assistant
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/guard"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// answer fills rep for the question rep.Query. It is the answering
+// pipeline, one stage a line; each stage is a method below, and each
+// leaves what it decided in rep (and so in `ask --json`, the API and the
+// audit log):
+//
+//  1. rewrite:  a follow-up becomes a stand-alone question (rep.RewrittenQuery)
+//  2. clarify:  a question too vague to search is asked back (rep.Decision "clarify")
+//  3. danger:   what the question asks to do is judged before anything is
+//     searched or streamed (rep.Danger, Request.OnDanger)
+//  4. retrieve: the hybrid search or the agentic strategy, with the
+//     procedure look-ahead, definitions and legal cross-references
+//     (rep.SearchResults, rep.Trace)
+//  5. decide:   the evidence score, the rule gates and the learned reader
+//     judge whether the evidence answers (rep.Decision: answer or refuse,
+//     the score, the answerability, the reason)
+//  6. generate: the extractive reader or the LLM writes the answer from
+//     the evidence, its claims verified against what they cite
+//     (rep.Answer, rep.Evidence, rep.Unknowns, rep.Verification)
+//  7. flag:     an operation the answer quotes joins the danger flag
+func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Options, rep *Reply) error {
+	effective, history := a.rewrite(ctx, req, rep)
+	rep.Outcome = auditlog.OutcomeAnswered
+	if a.clarify(effective, rep) {
+		return nil
+	}
+	danger := a.dangerOfQuestion(req, effective, rep)
+	ev, err := a.retrieve(ctx, effective, sopt, rep)
+	if err != nil {
+		return err
+	}
+	rep.Decision = a.decide(ctx, ev.searcher, effective, ev.results, ev.best, sopt.K)
+	if rep.Decision.Action == ActionRefuse {
+		rep.Flags.InsufficientEvidence = true
+		rep.Answer = guard.InsufficientEvidenceResponse
+		rep.Generator = "guard"
+	} else if err := a.write(ctx, effective, ev, history, req.OnDelta, rep); err != nil {
+		return err
+	}
+	a.flagAnswer(danger, effective, rep)
+	return nil
+}
+
+// evidence is what the retrieve stage found.
+type evidence struct {
+	searcher *retrieve.Searcher
+	results  []retrieve.Result // best first; beyond K the look-ahead and follow-ups
+	best     float64           // the best evidence score of the top K
+	unknowns []string          // parts of the question a strategy found nothing for
+}
+
+// rewrite is stage 1: the question to search and answer (a follow-up
+// rewritten to stand alone) and the conversation's history.
+func (a *Assistant) rewrite(ctx context.Context, req Request, rep *Reply) (effective string, history []llm.Message) {
+	query := rep.Query
+	history = req.History
+	effective = query
+	conv := req.Conversation
+	if conv != nil {
+		history = conv.History()
+	} else if len(history) > 0 {
+		conv = a.conversationFrom(history)
+	}
+	if conv != nil {
+		rw, err := conv.Rewrite(ctx, query)
+		if err != nil {
+			a.opt.Warn(fmt.Sprintf("follow-up rewritten offline, the model was not available: %s", llm.Reason(err)))
+		}
+		rep.TokenUsage = addUsage(rep.TokenUsage, rw.Usage)
+		rep.CostUSD += rw.CostUSD
+		if q := strings.TrimSpace(rw.Query); q != "" && q != query {
+			effective = q
+			rep.RewrittenQuery = q
+		}
+	}
+	return effective, history
+}
+
+// clarify is stage 2: a question too vague to search is answered with the
+// clarification template.
+func (a *Assistant) clarify(effective string, rep *Reply) bool {
+	if !guard.DetectAmbiguous(effective) {
+		return false
+	}
+	rep.Flags.AmbiguousQuery = true
+	rep.Decision = Decision{Action: ActionClarify, Reason: ReasonAmbiguous}
+	rep.Answer = guard.AmbiguousQueryResponse
+	rep.Generator = "guard"
+	return true
+}
+
+// dangerOfQuestion is stage 3: the danger flag decided from what the
+// question asks to do, before anything is searched or generated, so that
+// the banner can lead the streamed answer.
+func (a *Assistant) dangerOfQuestion(req Request, effective string, rep *Reply) guard.Danger {
+	danger := assessQuestion(rep.Query, effective)
+	rep.Flags.DangerousOperation = danger.Dangerous
+	if danger.Dangerous {
+		rep.Danger = &danger
+	}
+	if req.OnDanger != nil {
+		req.OnDanger(danger)
+	}
+	return danger
+}
+
+// retrieve is stage 4: the evidence for the question.
+func (a *Assistant) retrieve(ctx context.Context, effective string, sopt *retrieve.Options, rep *Reply) (evidence, error) {
+	s := a.searcher.Load()
+	ev := evidence{searcher: s}
+	var err error
+	wide := *sopt
+	if a.opt.ProcedureLookahead > 1 && analysis.IsProcedure(effective) {
+		// A procedure's steps often sit in a long section that ranks
+		// below shorter ones mentioning the same words: the generator
+		// looks further down for the section whose heading names the
+		// procedure. The gate and the reported results stay the top K.
+		wide.K = a.opt.ProcedureLookahead * sopt.K
+	}
+	if a.opt.Retrieve != nil {
+		// A retrieval strategy gets the question as asked (a planner
+		// reads it whole) and the plain search's settings (the agent's
+		// evidence opens with the plain search's hits).
+		var got Retrieval
+		got, err = a.opt.Retrieve(ctx, s, effective, *sopt)
+		if err == nil {
+			got.Results = s.CrossReferences(ctx, effective, got.Results, *sopt)
+		}
+		ev.results, ev.unknowns = got.Results, got.Unknowns
+		rep.Trace = got.Trace
+		rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
+		rep.CostUSD += got.CostUSD
+		ev.best = gate(ctx, s, effective, got, *sopt)
+		if err == nil && wide.K > sopt.K {
+			// The procedure look-ahead: the plain search's further hits
+			// follow the strategy's evidence.
+			var more []retrieve.Result
+			if more, _, err = s.Search(ctx, analysis.SearchQuery(effective), wide); err == nil {
+				ev.results = appendNewResults(ev.results, more)
+			}
+		}
+		if err == nil {
+			ev.results = append(ev.results, a.followUps(ctx, s, effective, ev.results, *sopt)...)
+		}
+	} else {
+		var info retrieve.Info
+		// The search is for what is asked, not for how it is asked
+		// (「…を教えてください」).
+		ev.results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
+		if err == nil {
+			ev.results = append(ev.results, a.followUps(ctx, s, effective, ev.results, *sopt)...)
+		}
+		if err == nil {
+			// A penalty is stated where the law refers back to the
+			// article asked about (see retrieve.CrossReferences).
+			ev.results = s.CrossReferences(ctx, effective, ev.results, *sopt)
+		}
+		// The audit log records the weight this search used (chosen per
+		// query unless the user set one).
+		sopt.BM25Weight = info.BM25Weight
+		for i, r := range ev.results {
+			if i < sopt.K {
+				ev.best = max(ev.best, r.EvidenceScore)
+			}
+		}
+	}
+	if err != nil {
+		return ev, fmt.Errorf("search: %w", err)
+	}
+	rep.SearchResults = ev.results
+	if len(ev.results) > sopt.K {
+		rep.SearchResults = ev.results[:sopt.K]
+	}
+	return ev, nil
+}
+
+// decide is stage 5: does the evidence answer the question?
+// The evidence score's threshold and the rule gates (Refuses) decide; with
+// a learned reader, its answerability must also reach the reader's
+// threshold (Options.Gates "reader-only" and "rules-only" keep one side,
+// for measurement).
+func (a *Assistant) decide(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, k int) Decision {
+	rules := !slices.Contains(a.opt.Gates, "reader-only")
+	d := Decision{Action: ActionAnswer, Evidence: best}
+	if rules || a.opt.Reader == nil {
+		d = decide(ctx, s, q, results, best, a.opt.EvidenceThreshold)
+	}
+	if a.opt.Reader == nil || len(results) == 0 {
+		return d
+	}
+	rd := a.opt.Reader.Read(q, results[:min(k, len(results))])
+	d.Answerability = rd.Answerability
+	if d.Action == ActionAnswer && rd.Answerability < rd.Threshold && !slices.Contains(a.opt.Gates, "rules-only") {
+		d.Action, d.Reason = ActionRefuse, ReasonNotAnswerable
+	}
+	return d
+}
+
+// write is stage 6: the generator's answer from the evidence, with its
+// verification (see generate for model failures).
+func (a *Assistant) write(ctx context.Context, effective string, ev evidence, history []llm.Message, onDelta func(string), rep *Reply) error {
+	ans, err := a.generate(ctx, effective, ev.results, history, onDelta, rep)
+	if err != nil {
+		return err
+	}
+	rep.Answer = ans.Text
+	if rep.Notice != "" {
+		rep.Answer = rep.Notice + "\n\n" + ans.Text
+	}
+	rep.Evidence = nonNil(ans.Evidence)
+	rep.SearchResults = withCited(rep.SearchResults, ev.results, rep.Evidence)
+	rep.Unknowns = nonNilS(append(ans.Unknowns, ev.unknowns...))
+	rep.TokenUsage = addUsage(rep.TokenUsage, ans.Usage)
+	rep.CostUSD += ans.CostUSD
+	rep.Generator = ans.Generator
+	rep.RemovedCitations = ans.RemovedCitations
+	rep.Verification = ans.Verification
+	return nil
+}
+
+// flagAnswer is stage 7: the answer may quote an operation the question
+// did not ask for (a step that deletes, a command that stops a service).
+func (a *Assistant) flagAnswer(danger guard.Danger, effective string, rep *Reply) {
+	if !rep.Flags.InsufficientEvidence {
+		danger = guard.AssessAnswer(danger, effective, rep.Answer)
+	}
+	if danger.Dangerous {
+		rep.Flags.DangerousOperation = true
+		rep.Danger = &danger
+		rep.Answer = guard.Banner + "\n\n" + rep.Answer
+	}
+}
