@@ -125,7 +125,7 @@ clarify), its evidence score and the reason it refused.`,
 	f.StringVar(&indexDir, "index", "", "existing index (or, with --data, where to build it)")
 	f.StringVar(&profiles, "profiles", "default,fast,balanced,deep", "profiles to run: default (one hybrid search), fast, balanced, deep")
 	f.StringVar(&out, "out", "", "write per-question results to this CSV")
-	for _, name := range []string{"generator", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
+	for _, name := range []string{"generator", "reader", "reader-model", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
 		settingFlag(f, name)
 	}
 	cmd.MarkFlagRequired("questions")
