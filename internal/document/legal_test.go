@@ -71,9 +71,9 @@ func TestStructureLegal(t *testing.T) {
 			legal: true,
 		},
 		{
-			name: "a short rule, a list or a sentence below an article is not its caption",
-			in:   "# 規程\n\n### 第1条\n削除する\n\n### 第2条\n- 甲\n\n### 第3条\n社員は、次の事項を守る\n\n### 第4条\n別に定める\n",
-			want: "# 規程\n\n## 第1条\n\n削除する\n\n## 第2条\n\n- 甲\n\n## 第3条\n\n社員は、次の事項を守る\n\n## 第4条\n\n別に定める\n",
+			name:  "a short rule, a list or a sentence below an article is not its caption",
+			in:    "# 規程\n\n### 第1条\n削除する\n\n### 第2条\n- 甲\n\n### 第3条\n社員は、次の事項を守る\n\n### 第4条\n別に定める\n",
+			want:  "# 規程\n\n## 第1条\n\n削除する\n\n## 第2条\n\n- 甲\n\n## 第3条\n\n社員は、次の事項を守る\n\n## 第4条\n\n別に定める\n",
 			legal: true,
 		},
 		{
