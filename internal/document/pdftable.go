@@ -406,6 +406,10 @@ func buildTable(rows []visualRow, first, last int) (pdfTable, int, bool) {
 		}
 	}
 
+	if proseColumns(rows, first, end, cols, right) {
+		return pdfTable{}, 0, false
+	}
+
 	var t pdfTable
 	var logical [][]segmentSet
 	headerEnd := first // the last band of the first row
@@ -483,6 +487,57 @@ func buildTable(rows []visualRow, first, last int) (pdfTable, int, bool) {
 		top = b.y0
 	}
 	return t, end, true
+}
+
+// Two-column prose. A page set in two columns of running text gives
+// bands of two segments, one line of each column, that fall into two
+// columns shared by every band: the shape of a table. Rebuilt as one, its
+// first line became a header repeated in every cell (「謝辞: …」) and each
+// row paired half a sentence of the left column with half a sentence of
+// the right. What sets prose apart is that its lines fill their column: a
+// justified line runs to the column's right edge, and only the last line
+// of a paragraph stops short, while a table's cells end where their text
+// ends.
+const (
+	// minProseColumn is the narrowest column, in line heights, that is
+	// taken for a column of running text.
+	minProseColumn = 12
+	// proseFullShare is the least share of bands whose every segment
+	// reaches its column's right edge (within one line height) for the
+	// columns to be prose.
+	proseFullShare = 0.6
+)
+
+// proseColumns reports whether bands first..end are lines of running text
+// set in columns rather than the rows of a table: every column at least
+// minProseColumn line heights wide, and in at least proseFullShare of the
+// multi-segment bands every segment runs to its column's right edge.
+func proseColumns(rows []visualRow, first, end int, cols []column, right []float64) bool {
+	h := rows[first].segs[0].words[0].height()
+	for _, c := range cols {
+		if c.x1-c.x0 < minProseColumn*h {
+			return false
+		}
+	}
+	bands, full := 0, 0
+	for r := first; r <= end; r++ {
+		if len(rows[r].segs) < 2 {
+			continue
+		}
+		bands++
+		all := true
+		for _, s := range rows[r].segs {
+			c := columnOf(cols, s.x0, s.x1)
+			if c < 0 || s.x1 < right[c]-h {
+				all = false
+				break
+			}
+		}
+		if all {
+			full++
+		}
+	}
+	return bands > 0 && float64(full) >= proseFullShare*float64(bands)
 }
 
 // fillsHeader reports whether band next, right below prev, belongs to the

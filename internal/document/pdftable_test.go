@@ -221,3 +221,43 @@ func TestTightenBoxes(t *testing.T) {
 		t.Errorf("ordinary boxes changed: %v → %v", before, plain)
 	}
 }
+
+func TestTwoColumnProseIsNoTable(t *testing.T) {
+	// A page of running text in two columns of 20 characters (10.5 pt
+	// type, 16 pt line pitch): every line runs to its column's edge but
+	// the last of each paragraph.
+	left := []string{
+		"謝辞：本研究の実施にあたり、多くの方々か", "らご協力をいただいた。特に調査に協力して", "くださった自治体の担当者の皆様に感謝する",
+		"。", "また、データの提供にご協力いただいた事業", "者の皆様にも、この場を借りて御礼申し上げ", "る。",
+	}
+	right := []string{
+		"参考文献：総務省「クラウドサービスの利用", "における適切な設定のためのガイドライン」", "、二〇二二年十月。ほかに多くの資料を参照",
+		"した。", "なお、本稿の意見にわたる部分は筆者の個人", "的な見解であり、所属する組織の公式の見解", "ではない。",
+	}
+	var words []pdfWord
+	for i := range left {
+		y := 100 + 16*float64(i)
+		for c, text := range []string{left[i], right[i]} {
+			x := 50 + 250*float64(c)
+			n := float64(utf8.RuneCountInString(text))
+			words = append(words, pdfWord{x0: x, x1: x + 10.5*n, y0: y, y1: y + 12.6, text: text})
+		}
+	}
+	if tables := findTables(words); len(tables) != 0 {
+		t.Errorf("two-column prose rebuilt as a table: %q", tables[0].rowLines())
+	}
+	// The same bands with short cells that stop where their text ends
+	// are a table.
+	var grid []pdfWord
+	for i, row := range [][2]string{{"項目", "内容"}, {"申請期限", "十日前まで"}, {"承認者", "部長"}, {"保存期間", "五年間"}, {"担当", "総務課"}} {
+		y := 100 + 16*float64(i)
+		for c, text := range row {
+			x := 50 + 250*float64(c)
+			n := float64(utf8.RuneCountInString(text))
+			grid = append(grid, pdfWord{x0: x, x1: x + 10.5*n, y0: y, y1: y + 12.6, text: text})
+		}
+	}
+	if tables := findTables(grid); len(tables) != 1 {
+		t.Errorf("a two-column grid: %d tables, want 1", len(tables))
+	}
+}
