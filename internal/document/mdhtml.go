@@ -102,10 +102,7 @@ func MarkdownHTML(ctx context.Context, text string) string {
 			}
 			i = j
 		case isHTMLBlockStart(line):
-			j := i
-			for j < len(lines) && strings.TrimSpace(lines[j]) != "" {
-				j++
-			}
+			j := htmlBlockEnd(lines, i)
 			block := strings.Join(lines[i:j], "\n")
 			if md, ok := htmlBlockMarkdown(ctx, block); ok {
 				if len(out) > 0 && out[len(out)-1] != "" {
@@ -125,6 +122,25 @@ func MarkdownHTML(ctx context.Context, text string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// htmlBlockEnd returns the index just past the HTML block that starts at
+// line i: the next blank line, or for <pre> — whose text may hold blank
+// lines — the line after the one that closes it (CommonMark's kinds 6 and
+// 1).
+func htmlBlockEnd(lines []string, i int) int {
+	if m := htmlBlockStart.FindStringSubmatch(lines[i]); m != nil && strings.EqualFold(m[1], "pre") {
+		for j := i; j < len(lines); j++ {
+			if strings.Contains(strings.ToLower(lines[j]), "</pre>") {
+				return j + 1
+			}
+		}
+	}
+	j := i
+	for j < len(lines) && strings.TrimSpace(lines[j]) != "" {
+		j++
+	}
+	return j
 }
 
 // isHTMLBlockStart reports whether line starts an HTML block.

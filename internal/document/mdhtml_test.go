@@ -63,6 +63,7 @@ func TestMarkdownHTML(t *testing.T) {
 		{"code spans and fences stay", "`<span>x</span>` <span>y</span>\n```\n<div>z</div>\n```", "`<span>x</span>` y\n```\n<div>z</div>\n```"},
 		{"img leaves its alt", `見よ <img src="a.png" alt="構成図"> 以上`, "見よ 構成図 以上"},
 		{"block closing at the end", "<div>\n本文\n</div>", "本文"},
+		{"a pre block runs to its end over blank lines", "<pre>\n行1\n\n行2 <b>x</b>\n</pre>\n\n後", "```\n行1\n\n行2 x\n```\n\n後"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
