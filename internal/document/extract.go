@@ -110,9 +110,9 @@ func NewExtractor(opt Options) *Extractor {
 
 // Extract reads f and returns its Document. Errors name the file and say
 // what to do; a failed file should be reported as a Skip and the ingest
-// continued. Legal text — HTML in Markdown mode, Markdown and text — gets
-// its article structure as headings (StructureLegal); other text is kept
-// as read.
+// continued. Raw HTML inside Markdown becomes Markdown (MarkdownHTML).
+// Legal text — HTML in Markdown mode, Markdown and text — gets its article
+// structure as headings (StructureLegal); other text is kept as read.
 func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	if err := ctx.Err(); err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
@@ -156,6 +156,9 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	case Markdown, Text:
 		var text string
 		text, err = decodeUTF8Text(data)
+		if kind == Markdown {
+			text = MarkdownHTML(ctx, text)
+		}
 		text, _ = StructureLegal(text)
 		doc.Pages = []Page{{Number: 1, Text: text}}
 	default:

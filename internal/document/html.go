@@ -63,6 +63,7 @@ func ConvertHTML(ctx context.Context, src []byte, mode HTMLMode) (string, error)
 			out = title + "\n" + out
 		}
 	case HTMLMarkdown, "":
+		codeBlocks(body)
 		out, err = markdownOf(ctx, body)
 		if err != nil {
 			return "", err
@@ -77,21 +78,124 @@ func ConvertHTML(ctx context.Context, src []byte, mode HTMLMode) (string, error)
 }
 
 // markdownOf renders n with html-to-markdown and its table plugin.
+//
+// The converter writes the < and > of the text as &lt; and &gt; so that a
+// Markdown renderer does not read them as tags; the page text is read by
+// people and by the analyser, not rendered as HTML, so they are put back
+// (a help page's /user=&lt;username&gt; reads /user=<username>). A text
+// that itself spells the entity (&amp;lt; in the source) reads < as well.
 func markdownOf(ctx context.Context, n *html.Node) (string, error) {
-	conv := converter.NewConverter(converter.WithPlugins(
-		base.NewBasePlugin(),
-		commonmark.NewCommonmarkPlugin(),
-		table.NewTablePlugin(
-			table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
-			table.WithSpanCellBehavior(table.SpanBehaviorMirror),
-			table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
-		),
-	))
+	return convertMarkdown(ctx, n, true)
+}
+
+// convertMarkdown is markdownOf with the converter's escaping of Markdown
+// characters (\*, \_, \[) on (HTML pages) or off (HTML embedded in a
+// Markdown file, whose text its author never escaped).
+func convertMarkdown(ctx context.Context, n *html.Node, escape bool) (string, error) {
+	mode := converter.EscapeModeSmart
+	if !escape {
+		mode = converter.EscapeModeDisabled
+	}
+	conv := converter.NewConverter(
+		converter.WithEscapeMode(mode),
+		converter.WithPlugins(
+			base.NewBasePlugin(),
+			commonmark.NewCommonmarkPlugin(),
+			table.NewTablePlugin(
+				table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
+				table.WithSpanCellBehavior(table.SpanBehaviorMirror),
+				table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+			),
+		))
+	conv.Register.TextTransformer(func(_ converter.Context, content string) string {
+		return entityRestorer.Replace(content)
+	}, converter.PriorityStandard+10)
 	out, err := conv.ConvertNode(n, converter.WithContext(ctx))
 	if err != nil {
 		return "", fmt.Errorf("converting HTML to Markdown: %w", err)
 	}
 	return string(out), nil
+}
+
+// entityRestorer undoes the converter's escaping of < and > in text.
+var entityRestorer = strings.NewReplacer("&lt;", "<", "&gt;", ">")
+
+// codeBlocks turns inline <code> elements that hold line breaks into <pre>
+// blocks. Manuals such as Apache's write a configuration example as
+//
+//	<div class="example"><p><code>apachectl -k graceful<br />
+//	httpd -k graceful</code></p></div>
+//
+// which the converter, reading <code> as inline, renders as one line of
+// code with the commands run together. Each <br> becomes a line end; the
+// white space of each line is collapsed as a browser would; the text is
+// kept whole. A paragraph that holds nothing but such code is replaced by
+// the block. <code> inside <pre> is already a block and is left alone.
+func codeBlocks(n *html.Node) {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode || c.DataAtom == atom.Pre {
+			continue
+		}
+		code := c
+		if c.DataAtom == atom.P {
+			code = soleElement(c)
+		}
+		if code == nil || code.DataAtom != atom.Code || findFirst(code, atom.Br) == nil {
+			codeBlocks(c)
+			continue
+		}
+		pre := &html.Node{Type: html.ElementNode, DataAtom: atom.Pre, Data: "pre"}
+		pre.AppendChild(&html.Node{Type: html.TextNode, Data: codeText(code)})
+		n.InsertBefore(pre, c)
+		n.RemoveChild(c)
+		c = pre
+	}
+}
+
+// soleElement returns p's only child element when p holds nothing else but
+// white space, else nil.
+func soleElement(p *html.Node) *html.Node {
+	var only *html.Node
+	for o := p.FirstChild; o != nil; o = o.NextSibling {
+		switch {
+		case o.Type == html.TextNode && strings.TrimSpace(o.Data) == "":
+		case o.Type == html.ElementNode && only == nil:
+			only = o
+		default:
+			return nil
+		}
+	}
+	return only
+}
+
+// codeText is the text of an inline code element with its <br>s as line
+// ends, each line's HTML white space collapsed and trimmed, blank lines at
+// either end dropped.
+func codeText(code *html.Node) string {
+	var lines []string
+	var cur strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch {
+		case n.Type == html.TextNode:
+			cur.WriteString(n.Data)
+		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
+			lines = append(lines, strings.TrimSpace(collapseSpace(cur.String())))
+			cur.Reset()
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(code)
+	lines = append(lines, strings.TrimSpace(collapseSpace(cur.String())))
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // removeElements deletes every dropped element and comment below n, and

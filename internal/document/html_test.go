@@ -277,6 +277,53 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestHTMLCodeAndEntities pins the conversion of a small Shift_JIS page
+// shaped like the Apache manual: <code> examples whose lines are
+// separated by <br> stay one command a line, entities read as characters.
+//
+//	go test ./internal/document/ -run TestHTMLCodeAndEntities -update
+func TestHTMLCodeAndEntities(t *testing.T) {
+	src, err := os.ReadFile("testdata/html/apache_like_sjis.html")
+	must(t, err)
+	got, err := ConvertHTML(context.Background(), src, HTMLMarkdown)
+	must(t, err)
+	golden.Check(t, "testdata/html/apache_like_sjis.md.golden", []byte(got))
+	for _, want := range []string{
+		"```\nSignal: USR1\napachectl -k graceful\n```",
+		"```\nhttpd -k start\nhttpd -k stop\nhttpd -k restart\n```",
+		"一行の例 `apachectl configtest` は文中に残ります。",
+		"/user=<username>",
+		"<username> でログインする。& と \"引用\" もそのまま。",
+		"VT<->TEK",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "&lt;") || strings.Contains(got, "&gt;") {
+		t.Errorf("entities left escaped:\n%s", got)
+	}
+}
+
+func TestCodeBlocks(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"code with br in a paragraph", "<p><code>a<br>b</code></p>", "```\na\nb\n```"},
+		{"code with br among text stays where it is", "<p>x <code>a<br/>b</code> y</p>", "x\n\n```\na\nb\n```\n\ny"},
+		{"code inside pre is left alone", "<pre><code>a\nb</code></pre>", "```\na\nb\n```"},
+		{"inline code without br stays inline", "<p>run <code>ls -l</code> now</p>", "run `ls -l` now"},
+		{"nested markup in the code keeps its text", "<p><code><var>cmd</var> -k<br><b>stop</b></code></p>", "```\ncmd -k\nstop\n```"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ConvertHTML(context.Background(), []byte(tt.src), HTMLMarkdown)
+			must(t, err)
+			if strings.TrimSpace(got) != tt.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
 func FuzzHTMLToMarkdown(f *testing.F) {
 	f.Add([]byte(`<html><head><meta charset="shift_jis"><title>t</title></head><body><h1>x</h1><table><tr><td>a<td>b</table></body>`))
 	f.Add([]byte("<p>\u3000第一条</p><pre>x</pre><script>y</script>"))

@@ -93,6 +93,7 @@ type legalLine struct {
 	title   string    // division title, article caption, supplement/appendix rest
 	rest    string    // article: text after the label on the same line
 	caption string    // article: the caption line above it, if any
+	below   string    // article: the short caption line below it, if any (Markdown rules: ### 第7条 / 試用期間)
 }
 
 // StructureLegal returns text with legal structure as Markdown headings
@@ -105,6 +106,7 @@ func StructureLegal(text string) (string, bool) {
 	}
 	acceptDivisions(lines)
 	attachCaptions(lines)
+	attachCaptionsBelow(lines)
 	return renderLegal(lines), true
 }
 
@@ -358,6 +360,66 @@ func attachCaptions(lines []legalLine) {
 	}
 }
 
+// attachCaptionsBelow gives an article that has no caption yet the short
+// caption line just below it. Company rules written in Markdown put the
+// caption under the heading, often without brackets:
+//
+//	### 第7条
+//	試用期間
+//
+// Left as body text, the bare caption is the first "sentence" of the
+// article and gets quoted as an answer; joined, the heading reads
+// 第7条 試用期間 (or 第7条（試用期間） when the caption is bracketed). Only
+// a line that reads as a caption moves (see isCaptionBelow); no character
+// is added or dropped, and a following blank line may sit between them.
+func attachCaptionsBelow(lines []legalLine) {
+	for i := range lines {
+		l := &lines[i]
+		if l.kind != legalArticleLine || l.title != "" || l.caption != "" || l.rest != "" {
+			continue
+		}
+		j := nextNonBlank(lines, i)
+		if j < 0 || j > i+2 {
+			continue
+		}
+		c := &lines[j]
+		switch {
+		case c.kind == legalCaptionLine || c.kind == legalText && legalCaption.MatchString(c.plain):
+			// （試用期間）, not taken by an article below it.
+			l.title = c.plain
+		case c.kind == legalText && c.atx == 0 && isCaptionBelow(c.plain):
+			l.below = c.plain
+		default:
+			continue
+		}
+		c.kind = legalCaptionLine
+	}
+}
+
+// isCaptionBelow reports whether a line under an article heading is its
+// caption: short (at most 20 characters), no sentence punctuation, no
+// Markdown block syntax (list, table, quote, code, HTML), and no predicate
+// ending (…る, …う, ない, ます, です, た, だ) — a caption names a topic
+// (試用期間, 年次有給休暇, 賃金の支払い), it does not state a rule.
+func isCaptionBelow(plain string) bool {
+	n := utf8.RuneCountInString(plain)
+	if n == 0 || n > 20 || strings.ContainsAny(plain, "。、．，,:：;；!?！？「」『』") {
+		return false
+	}
+	if strings.ContainsAny(plain[:1], "-*+>|#!<`[~") || listMarker.MatchString(plain) {
+		return false
+	}
+	for _, end := range []string{"る", "う", "ない", "ます", "です", "た", "だ"} {
+		if strings.HasSuffix(plain, end) {
+			return false
+		}
+	}
+	return true
+}
+
+// listMarker: an ordered list item, 1. or 1).
+var listMarker = regexp.MustCompile(`^[0-9]+[.)]`)
+
 // renderLegal writes the accepted structure as Markdown.
 func renderLegal(lines []legalLine) string {
 	// Heading levels: below the title (if any), one level per division
@@ -418,9 +480,18 @@ func renderLegal(lines []legalLine) string {
 		case legalCaptionLine:
 			// moved into the article heading
 		case legalArticleLine:
-			heading(articleLevel, l.label+l.title+l.caption)
-			if l.rest != "" {
-				b.WriteString(l.rest + "\n")
+			switch {
+			case l.atx > 0 && l.rest != "":
+				// ### 第7条 試用期間: the source made the whole line a
+				// heading, so the words after the label stay in it.
+				heading(articleLevel, joinTitle(l.label+l.title+l.caption, l.rest))
+			case l.below != "":
+				heading(articleLevel, joinTitle(l.label+l.title+l.caption, l.below))
+			default:
+				heading(articleLevel, l.label+l.title+l.caption)
+				if l.rest != "" {
+					b.WriteString(l.rest + "\n")
+				}
 			}
 		case legalLabelLine:
 			flushLabel()

@@ -61,6 +61,22 @@ func TestStructureLegal(t *testing.T) {
 			in:   "参照表\n\n第五条　甲\n第二条　乙\n",
 		},
 		{
+			name: "Markdown rules: the caption below the heading joins it",
+			in: "# 就業規則\n\n## 第2章 人事\n\n### 第7条\n試用期間\n\n新たに採用した者は、3か月の試用期間を置く。\n\n" +
+				"### 第8条\n\n**労働時間**\n\n所定労働時間は8時間とする。\n\n### 第9条\n（休憩）\n休憩は1時間とする。\n\n" +
+				"### 第10条 年次有給休暇\n\n10日を付与する。\n",
+			want: "# 就業規則\n\n## 第2章 人事\n\n### 第7条 試用期間\n\n新たに採用した者は、3か月の試用期間を置く。\n\n" +
+				"### 第8条 労働時間\n\n所定労働時間は8時間とする。\n\n### 第9条（休憩）\n\n休憩は1時間とする。\n\n" +
+				"### 第10条 年次有給休暇\n\n10日を付与する。\n",
+			legal: true,
+		},
+		{
+			name:  "a short rule, a list or a sentence below an article is not its caption",
+			in:    "# 規程\n\n### 第1条\n削除する\n\n### 第2条\n- 甲\n\n### 第3条\n社員は、次の事項を守る\n\n### 第4条\n別に定める\n",
+			want:  "# 規程\n\n## 第1条\n\n削除する\n\n## 第2条\n\n- 甲\n\n## 第3条\n\n社員は、次の事項を守る\n\n## 第4条\n\n別に定める\n",
+			legal: true,
+		},
+		{
 			name: "fenced code is left alone",
 			in:   "# 例\n\n```\n第一条　甲\n第二条　乙\n```\n",
 		},

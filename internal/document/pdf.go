@@ -89,6 +89,7 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 		}
 		pages[i] = Page{Number: n, Text: t}
 	}
+	demoteListItems(pages)
 	return pages, notes, nil
 }
 

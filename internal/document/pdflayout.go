@@ -421,3 +421,98 @@ func displayWidth(s string) int {
 	}
 	return w
 }
+
+// demoteListItems turns back into body text the level-1 headings of a
+// PDF that are the items of a numbered list inside a section rather than
+// chapters. A page alone cannot tell them apart: in
+//
+//	# ２ SaaS活用のためのネットワークの要件
+//	## ２.３ SaaS 利用時に考慮すべきネットワーク設計上の注意点
+//	…以下の 4 点に注意して要件を定める必要がある。
+//	1. 十分な通信帯域の確保
+//	…
+//	3. 必要な通信プロトコルの利用許可   (on the next page)
+//
+// each 「N. title」 line looks like a chapter heading. Read across the
+// document, the chapters are numbered in one style — full- or half-width
+// digits, and the same separator after them (「２ 」, 「1.」, 「３．」) —
+// and a list inside a section is usually numbered in another. So the
+// style most level-1 headings of the document share (strictly more than
+// any other) is the chapters' style, and an Arabic level-1 heading written
+// in another style is a list item: its mark goes and it stays a line
+// 「1. 十分な通信帯域の確保」, a Markdown list item. A document whose
+// styles tie keeps every heading; Roman numerals and 第N章 are not
+// touched. Only the heading marks go; the words stay.
+func demoteListItems(pages []Page) {
+	count := map[string]int{}
+	for _, p := range pages {
+		for l := range strings.Lines(p.Text) {
+			if t, ok := strings.CutPrefix(strings.TrimRight(l, "\n"), "# "); ok {
+				if _, st, ok := chapterNumber(t); ok {
+					count[st]++
+				}
+			}
+		}
+	}
+	top, best, second := "", 0, 0
+	for st, n := range count {
+		switch {
+		case n > best:
+			top, best, second = st, n, best
+		case n > second:
+			second = n
+		}
+	}
+	if len(count) < 2 || best == second {
+		return
+	}
+	for p := range pages {
+		lines := strings.Split(pages[p].Text, "\n")
+		changed := false
+		for i, l := range lines {
+			if t, ok := strings.CutPrefix(l, "# "); ok {
+				if _, st, ok := chapterNumber(t); ok && st != top {
+					lines[i], changed = t, true
+				}
+			}
+		}
+		if changed {
+			pages[p].Text = strings.Join(lines, "\n")
+		}
+	}
+}
+
+// chapterNumber reads the number of a level-1 heading title: its value and
+// its style (full- or half-width digits, and the separator after them);
+// false when it is not an Arabic number (Ⅱ, 第3章).
+func chapterNumber(title string) (int, string, bool) {
+	m := headingDotted.FindStringSubmatch(title)
+	if m == nil || m[2] != "" {
+		return 0, "", false
+	}
+	n, ok := arabic(m[1])
+	if !ok {
+		return 0, "", false
+	}
+	width := "half"
+	if r, _ := utf8.DecodeRuneInString(m[1]); r >= '０' && r <= '９' {
+		width = "full"
+	}
+	return n, width + m[3], true
+}
+
+// arabic parses half- or full-width digits.
+func arabic(s string) (int, bool) {
+	n := 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			n = n*10 + int(r-'0')
+		case r >= '０' && r <= '９':
+			n = n*10 + int(r-'０')
+		default:
+			return 0, false
+		}
+	}
+	return n, s != ""
+}

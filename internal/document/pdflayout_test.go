@@ -273,3 +273,52 @@ func BenchmarkLayoutPDFPage(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(pages)*b.N)/b.Elapsed().Seconds(), "pages/s")
 }
+
+func TestDemoteListItems(t *testing.T) {
+	tests := []struct {
+		name  string
+		pages []string
+		want  []string
+	}{
+		{
+			name: "half-width items among full-width chapters stay list items",
+			pages: []string{
+				"# １ はじめに\n本文\n# ２ 要件\n## ２.３ 注意点\n以下の 4 点に注意する。\n# 1. 十分な通信帯域の確保\n本文",
+				"# 3. 必要な通信プロトコルの利用許可\n本文\n# ３ 制御技術\n本文",
+			},
+			want: []string{
+				"# １ はじめに\n本文\n# ２ 要件\n## ２.３ 注意点\n以下の 4 点に注意する。\n1. 十分な通信帯域の確保\n本文",
+				"3. 必要な通信プロトコルの利用許可\n本文\n# ３ 制御技術\n本文",
+			},
+		},
+		{
+			name:  "one style: every chapter stays",
+			pages: []string{"# 1. 概要\n本文\n# 2. 詳細\n本文", "# 3. まとめ\n本文"},
+			want:  []string{"# 1. 概要\n本文\n# 2. 詳細\n本文", "# 3. まとめ\n本文"},
+		},
+		{
+			name:  "a tie between styles keeps both",
+			pages: []string{"# １ 概要\n本文\n# 2. 詳細\n本文"},
+			want:  []string{"# １ 概要\n本文\n# 2. 詳細\n本文"},
+		},
+		{
+			name:  "Roman and 第N章 chapters are not counted nor touched",
+			pages: []string{"# Ⅰ．総論\n# １．目的\n本文\n# ２．範囲\n# 第3章 雑則\n# 5.断片"},
+			want:  []string{"# Ⅰ．総論\n# １．目的\n本文\n# ２．範囲\n# 第3章 雑則\n5.断片"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pages := make([]Page, len(tt.pages))
+			for i, p := range tt.pages {
+				pages[i] = Page{Number: i + 1, Text: p}
+			}
+			demoteListItems(pages)
+			for i, p := range pages {
+				if p.Text != tt.want[i] {
+					t.Errorf("page %d:\n%s\nwant\n%s", i+1, p.Text, tt.want[i])
+				}
+			}
+		})
+	}
+}

@@ -160,3 +160,104 @@ func TestTitleFirst(t *testing.T) {
 		t.Errorf("unmatched lines moved: %q", got)
 	}
 }
+
+// TestPDFTablesInflatedBoxes rebuilds the error-code table of the demo's
+// VPN manual (examples/src/vpn_manual.html printed by Chromium), whose word
+// boxes are 2.6 em tall: each row keeps its own cause and remedy, so
+// 「E-310」 is never read next to the lockout text of E-101.
+func TestPDFTablesInflatedBoxes(t *testing.T) {
+	needPDFToText(t)
+	path := "../../examples/data/manuals/vpn_manual.pdf"
+	fileFor(t, path)
+	raw, err := runPDFToText(context.Background(), "pdftotext", path, 0)
+	must(t, err)
+	boxes, err := runPDFBoxes(context.Background(), "pdftotext", path, 0)
+	must(t, err)
+	var got []string
+	for i := range raw {
+		got = append(got, strings.Split(applyTables(raw[i], boxes[i]), "\n")...)
+	}
+	for _, row := range []string{
+		"| エラーコード | 主な原因 | 対処 |",
+		"| E-101 | 主な原因: パスワードの誤り | 対処: 5回連続で失敗するとロックされる。ITサービスデスクへ連絡する |",
+		"| E-310 | 主な原因: 証明書の期限切れ | 対処: 社内で証明書更新ツールを実行する |",
+	} {
+		if !slices.Contains(got, row) {
+			t.Errorf("row %q missing from\n%s", row, strings.Join(got, "\n"))
+		}
+	}
+}
+
+func TestTightenBoxes(t *testing.T) {
+	// Two lines 18 pt apart, 11 pt type: boxes 28.6 pt tall overlap.
+	line := func(y float64, words ...string) []pdfWord {
+		var out []pdfWord
+		x := 70.0
+		for _, w := range words {
+			n := float64(utf8.RuneCountInString(w))
+			out = append(out, pdfWord{x0: x, x1: x + 11*n, y0: y, y1: y + 28.6, text: w})
+			x += 11*n + 30
+		}
+		return out
+	}
+	inflated := append(line(100, "エラー", "主な原因", "対処方法"), line(118, "パスワード", "誤り", "連絡する")...)
+	tightenBoxes(inflated)
+	if rows := visualRows(inflated); len(rows) != 2 {
+		t.Errorf("inflated boxes: %d bands, want 2", len(rows))
+	}
+	for _, w := range inflated {
+		if h := w.height(); h < 13.1 || h > 13.3 {
+			t.Errorf("%s: height %.2f, want 1.2 em = 13.2", w.text, h)
+		}
+	}
+	// Ordinary boxes (1.2 em) stay as they are.
+	plain := []pdfWord{}
+	for i, w := range []string{"第一条", "目的", "定義", "適用", "範囲"} {
+		plain = append(plain, pdfWord{x0: float64(i) * 50, x1: float64(i)*50 + 11*float64(utf8.RuneCountInString(w)), y0: 100, y1: 113.2, text: w})
+	}
+	before := slices.Clone(plain)
+	tightenBoxes(plain)
+	if !slices.Equal(before, plain) {
+		t.Errorf("ordinary boxes changed: %v → %v", before, plain)
+	}
+}
+
+func TestTwoColumnProseIsNoTable(t *testing.T) {
+	// A page of running text in two columns of 20 characters (10.5 pt
+	// type, 16 pt line pitch): every line runs to its column's edge but
+	// the last of each paragraph.
+	left := []string{
+		"謝辞：本研究の実施にあたり、多くの方々か", "らご協力をいただいた。特に調査に協力して", "くださった自治体の担当者の皆様に感謝する",
+		"。", "また、データの提供にご協力いただいた事業", "者の皆様にも、この場を借りて御礼申し上げ", "る。",
+	}
+	right := []string{
+		"参考文献：総務省「クラウドサービスの利用", "における適切な設定のためのガイドライン」", "、二〇二二年十月。ほかに多くの資料を参照",
+		"した。", "なお、本稿の意見にわたる部分は筆者の個人", "的な見解であり、所属する組織の公式の見解", "ではない。",
+	}
+	var words []pdfWord
+	for i := range left {
+		y := 100 + 16*float64(i)
+		for c, text := range []string{left[i], right[i]} {
+			x := 50 + 250*float64(c)
+			n := float64(utf8.RuneCountInString(text))
+			words = append(words, pdfWord{x0: x, x1: x + 10.5*n, y0: y, y1: y + 12.6, text: text})
+		}
+	}
+	if tables := findTables(words); len(tables) != 0 {
+		t.Errorf("two-column prose rebuilt as a table: %q", tables[0].rowLines())
+	}
+	// The same bands with short cells that stop where their text ends
+	// are a table.
+	var grid []pdfWord
+	for i, row := range [][2]string{{"項目", "内容"}, {"申請期限", "十日前まで"}, {"承認者", "部長"}, {"保存期間", "五年間"}, {"担当", "総務課"}} {
+		y := 100 + 16*float64(i)
+		for c, text := range row {
+			x := 50 + 250*float64(c)
+			n := float64(utf8.RuneCountInString(text))
+			grid = append(grid, pdfWord{x0: x, x1: x + 10.5*n, y0: y, y1: y + 12.6, text: text})
+		}
+	}
+	if tables := findTables(grid); len(tables) != 1 {
+		t.Errorf("a two-column grid: %d tables, want 1", len(tables))
+	}
+}

@@ -542,11 +542,16 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 	}
 	p := &part{sd: &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}}
 	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
+	texts := make([]string, len(src.Doc.Pages))
+	for i, pg := range src.Doc.Pages {
+		texts[i] = pg.Text
+	}
+	texts = chunk.MergeNearEmpty(texts) // a cover page is no chunk of its own
 	for i, pg := range src.Doc.Pages {
 		if i >= len(src.Pages) {
 			break
 		}
-		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, pg.Number, updated, pg.Text, copt)
+		cs, err := chunk.Page(src.Pages[i], src.Doc.Source, pg.Number, updated, texts[i], copt)
 		if err != nil {
 			return nil, &document.Skip{Path: f.Rel, Reason: "chunk: " + err.Error()}, nil
 		}

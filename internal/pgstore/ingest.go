@@ -304,12 +304,17 @@ func (db *DB) ingestOne(ctx context.Context, gen int64, worker string, opt Inges
 		}
 		d = docRow{Source: f.Rel, Hash: doc.Hash, Kind: string(doc.Kind), Size: doc.Size, ModTime: doc.ModTime, Notes: doc.Notes}
 		updated := doc.ModTime.Format("2006-01-02T15:04:05")
+		texts := make([]string, len(doc.Pages))
+		for i, p := range doc.Pages {
+			texts[i] = p.Text
+		}
+		texts = chunk.MergeNearEmpty(texts) // as index.Build: a cover page is no chunk of its own
 		for i, p := range doc.Pages {
 			if i >= len(ids) {
 				break
 			}
 			d.Pages = append(d.Pages, pageRow{ID: ids[i], Number: p.Number, Text: p.Text})
-			cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, p.Text, chunk.Options{Size: opt.ChunkSize, Overlap: opt.ChunkOverlap})
+			cs, err := chunk.Page(ids[i], doc.Source, p.Number, updated, texts[i], chunk.Options{Size: opt.ChunkSize, Overlap: opt.ChunkOverlap})
 			if err != nil {
 				return db.skip(ctx, gen, worker, f, "chunk: "+err.Error())
 			}
