@@ -157,7 +157,7 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 		var text string
 		text, err = decodeUTF8Text(data)
 		if kind == Markdown {
-			text = MarkdownHTML(ctx, text)
+			text = MarkdownHTML(ctx, MarkdownExtensions(text))
 		}
 		text, _ = StructureLegal(text)
 		doc.Pages = []Page{{Number: 1, Text: text}}
