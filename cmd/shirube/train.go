@@ -43,7 +43,7 @@ articles is held out and the report measures the models on them.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", defaultTrainingData, "training set in SQuAD layout (.json or .json.xz)")
+	cmd.Flags().StringVar(&data, "training-data", defaultTrainingData, "training set in SQuAD layout (.json or .json.xz)")
 	cmd.Flags().StringVar(&out, "out", "internal/reader/model.json", "model file to write")
 	cmd.Flags().IntVar(&limit, "limit", 0, "use at most this many questions (0 = all)")
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "optimiser steps (0 = default)")

@@ -102,10 +102,6 @@ var trailers = []string{
 	"は?", "は", "を", "について",
 }
 
-// clauseEnds end a subordinate clause: a 「、」 after them does not start
-// a new facet (「VPNに接続できない場合、どうする」).
-var clauseEnds = []string{"場合", "際", "時", "とき", "ため", "後", "前", "ので", "から", "けど", "なら", "ば", "て", "で", "は", "が", "も"}
-
 // routeWords are analysed terms of how to answer (route and marker
 // words), never must-have terms; analysis.IsRequestWord covers how a
 // question is asked (方法, 手順, 教える…).
@@ -125,7 +121,7 @@ func PlanQuestion(question string, tok Tokenizer, budget int) Plan {
 	norm := analysis.Normalize(q)
 	var facets []Facet
 	seen := map[string]bool{}
-	for _, part := range splitFacets(q) {
+	for _, part := range analysis.Parts(q) {
 		text := cleanFacet(part)
 		terms := mustHave(tok, text)
 		if len(terms) == 0 {
@@ -229,95 +225,8 @@ func appendNew(qs []string, q string) []string {
 	return append(qs, q)
 }
 
-// splitFacets cuts a question at Japanese enumerations and conjunctions:
-// 「及び」「および」「並びに」「また」, list commas, and 「と」「や」 right after
-// a noun (a character that is not hiragana), except 「とは」「として」「という」
-// 「とする」.
-func splitFacets(q string) []string {
-	rs := []rune(q)
-	var parts []string
-	var cur []rune
-	flush := func() {
-		if s := strings.TrimSpace(string(cur)); s != "" {
-			parts = append(parts, s)
-		}
-		cur = cur[:0]
-	}
-	hasPrefix := func(i int, s string) bool {
-		return strings.HasPrefix(string(rs[i:]), s)
-	}
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		prevNoun := len(cur) > 0 && !isHiragana(cur[len(cur)-1]) && !unicode.IsSpace(cur[len(cur)-1]) && !unicode.IsPunct(cur[len(cur)-1])
-		switch {
-		case hasPrefix(i, "および") || hasPrefix(i, "並びに"):
-			flush()
-			i += 2
-			continue
-		case hasPrefix(i, "及び"):
-			flush()
-			i++
-			continue
-		case hasPrefix(i, "また") && (len(cur) == 0 || i+2 < len(rs) && (rs[i+2] == '、' || rs[i+2] == ',')):
-			flush()
-			i++
-			continue
-		case r == '、' || r == ',' || r == '，' || r == '。' || r == '？' || r == '?' || r == '\n' || r == ';' || r == '；':
-			if r == '、' || r == ',' || r == '，' {
-				// A comma lists nouns (「A、B」); after a subordinate
-				// clause (「…場合、」), after a word in hiragana (a
-				// verb or particle: 「…を数えると、」「…が壊れ、」
-				// 「…によると、」) or between digits (「6,000円」) it
-				// continues one sentence.
-				if endsWithAny(string(cur), clauseEnds) || len(cur) > 0 && isHiragana(cur[len(cur)-1]) ||
-					len(cur) > 0 && unicode.IsDigit(cur[len(cur)-1]) && i+1 < len(rs) && unicode.IsDigit(rs[i+1]) {
-					cur = append(cur, r)
-					continue
-				}
-			}
-			flush()
-			continue
-		case (r == 'と' || r == 'や') && prevNoun && i+1 < len(rs):
-			// 「AとB」「AやB」 list nouns: a noun follows. Before hiragana
-			// it is a particle or a verb's stem (「とは」「として」
-			// 「増やす」), and と before a verb quotes (「何日と定める」).
-			if isHiragana(rs[i+1]) || r == 'と' && startsVerb(rs[i+1:]) {
-				break
-			}
-			flush()
-			continue
-		case r == ' ' || r == '　':
-			// "A vs B"
-			if hasPrefix(i, " vs ") || hasPrefix(i, " VS ") {
-				flush()
-				i += 3
-				continue
-			}
-		}
-		cur = append(cur, r)
-	}
-	flush()
-	return parts
-}
-
 // closeBrackets end a quotation or a parenthesis: a facet keeps them.
 const closeBrackets = "）)」』】］]"
-
-// startsVerb reports whether rs opens with one kanji followed by hiragana
-// (「定める」「言う」「呼ぶ」「見なす」): a verb, not a noun of a list.
-func startsVerb(rs []rune) bool {
-	return len(rs) >= 2 && unicode.Is(unicode.Han, rs[0]) && isHiragana(rs[1])
-}
-
-func endsWithAny(s string, ends []string) bool {
-	s = strings.TrimSpace(s)
-	for _, e := range ends {
-		if strings.HasSuffix(s, e) {
-			return true
-		}
-	}
-	return false
-}
 
 func isHiragana(r rune) bool { return unicode.Is(unicode.Hiragana, r) }
 

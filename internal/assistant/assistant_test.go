@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -244,13 +245,16 @@ func TestGateInEveryStrategy(t *testing.T) {
 		query   string
 		got     assistant.Retrieval
 		refused bool
+		missing string // a part a partial answer names in Unknowns
 	}{
-		{"another topic's evidence is refused", "社員食堂のランチメニューは何円ですか？", assistant.Retrieval{Results: offTopic}, true},
-		{"the question's own evidence is answered", "バックアップからの復旧手順は？", assistant.Retrieval{Results: find("バックアップからの復旧手順は？")}, false},
+		{"another topic's evidence is refused", "社員食堂のランチメニューは何円ですか？", assistant.Retrieval{Results: offTopic}, true, ""},
+		{"the question's own evidence is answered", "バックアップからの復旧手順は？", assistant.Retrieval{Results: find("バックアップからの復旧手順は？")}, false, ""},
 		{"each part supported", "バックアップからの復旧手順と、ログの保管期間をそれぞれ教えて",
-			assistant.Retrieval{Results: append(find("バックアップからの復旧手順"), find("ログの保管期間")...), Parts: []string{"バックアップからの復旧手順", "ログの保管期間"}}, false},
+			assistant.Retrieval{Results: append(find("バックアップからの復旧手順"), find("ログの保管期間")...), Parts: []string{"バックアップからの復旧手順", "ログの保管期間"}}, false, ""},
+		// The supported part is answered and the other named (a partial
+		// answer), not the whole question refused.
 		{"one part without evidence", "バックアップからの復旧手順と、社員食堂のランチメニューを教えて",
-			assistant.Retrieval{Results: find("バックアップからの復旧手順"), Parts: []string{"バックアップからの復旧手順", "社員食堂のランチメニュー"}}, true},
+			assistant.Retrieval{Results: find("バックアップからの復旧手順"), Parts: []string{"バックアップからの復旧手順", "社員食堂のランチメニュー"}}, false, "社員食堂のランチメニュー"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,6 +268,17 @@ func TestGateInEveryStrategy(t *testing.T) {
 			}
 			if rep.Flags.InsufficientEvidence != tt.refused {
 				t.Errorf("refused %v, want %v (answer %q)", rep.Flags.InsufficientEvidence, tt.refused, rep.Answer)
+			}
+			if tt.missing != "" {
+				if rep.Decision.Action != assistant.ActionPartial || !slices.Contains(rep.Decision.Missing, tt.missing) {
+					t.Errorf("decision %+v, want partial missing %q", rep.Decision, tt.missing)
+				}
+				if len(rep.Unknowns) == 0 || !strings.HasPrefix(rep.Unknowns[0], assistant.MissingPartsNote) || !strings.Contains(rep.Unknowns[0], tt.missing) {
+					t.Errorf("unknowns %q do not name %q", rep.Unknowns, tt.missing)
+				}
+				if !strings.Contains(rep.Answer, "ハッシュ値") {
+					t.Errorf("the supported part is not answered: %q", rep.Answer)
+				}
 			}
 		})
 	}

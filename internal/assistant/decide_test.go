@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/shirube/shirube/internal/retrieve"
@@ -23,7 +24,7 @@ func TestDecide(t *testing.T) {
 		{"asked kind absent", "監査ログは何件保存されていますか？", retention, 0.8, Decision{Action: ActionRefuse, Evidence: 0.8, Reason: missKind}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := decide(context.Background(), nil, tt.query, tt.results, tt.best, 0.4); got != tt.want {
+			if got := decide(context.Background(), nil, tt.query, tt.results, tt.best, 0.4); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("decide(%q) = %+v, want %+v", tt.query, got, tt.want)
 			}
 		})

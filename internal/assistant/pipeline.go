@@ -43,8 +43,15 @@ func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Opti
 	if err != nil {
 		return err
 	}
-	rep.Decision = a.decide(ctx, ev.searcher, effective, ev.results, ev.best, sopt.K)
-	if rep.Decision.Action == ActionRefuse {
+	rep.Decision = a.decide(ctx, ev.searcher, effective, ev.results, ev.best, *sopt)
+	if d := rep.Decision; d.Action == ActionPartial {
+		// The supported parts are answered; the others are named.
+		err := a.write(ctx, strings.Join(d.Supported, "、"), ev, history, req.OnDelta, rep)
+		if err != nil {
+			return err
+		}
+		rep.Unknowns = append([]string{MissingPartsNote + strings.Join(d.Missing, "、")}, rep.Unknowns...)
+	} else if rep.Decision.Action == ActionRefuse {
 		rep.Flags.InsufficientEvidence = true
 		rep.Answer = guard.InsufficientEvidenceResponse
 		rep.Generator = "guard"
@@ -188,12 +195,51 @@ func (a *Assistant) retrieve(ctx context.Context, effective string, sopt *retrie
 	return ev, nil
 }
 
-// decide is stage 5: does the evidence answer the question?
-// The evidence score's threshold and the rule gates (Refuses) decide; with
-// a learned reader, its answerability must also reach the reader's
-// threshold (Options.Gates "reader-only" and "rules-only" keep one side,
-// for measurement).
-func (a *Assistant) decide(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, k int) Decision {
+// decide is stage 5: does the evidence answer the question? The evidence
+// score's threshold and the rule gates (Refuses) decide; with a learned
+// reader, its answerability must also reach the reader's threshold
+// (Options.Gates "reader-only" and "rules-only" keep one side, for
+// measurement). A question of several parts (analysis.Parts: 「AとBを
+// 教えて」) that fails as a whole is decided part by part: when some parts
+// pass, it is answered for them and the others are named (partial).
+func (a *Assistant) decide(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, opt retrieve.Options) Decision {
+	d := a.decideWhole(ctx, s, q, results, best, opt.K)
+	if d.Action != ActionRefuse || d.Reason == ReasonNoResults {
+		return d
+	}
+	parts := analysis.Parts(q)
+	if len(parts) < 2 {
+		return d
+	}
+	top := results[:min(opt.K, len(results))]
+	var supported, missing []string
+	for _, p := range parts {
+		p = analysis.SearchQuery(p) // the part, not the request phrase (「…を教えて」)
+		scored := slices.Clone(top)
+		s.Rescore(ctx, p, scored, opt)
+		pb := 0.0
+		for _, r := range scored {
+			pb = max(pb, r.EvidenceScore)
+		}
+		if a.decideWhole(ctx, s, p, scored, pb, opt.K).Action == ActionAnswer {
+			supported = append(supported, p)
+		} else {
+			missing = append(missing, p)
+		}
+	}
+	if len(supported) == 0 || len(missing) == 0 {
+		return d
+	}
+	d.Action, d.Supported, d.Missing = ActionPartial, supported, missing
+	return d
+}
+
+// MissingPartsNote opens the Unknowns line of a partial answer, before the
+// parts of the question the evidence does not answer.
+const MissingPartsNote = "根拠文書に記載がない点: "
+
+// decideWhole decides for the question as one.
+func (a *Assistant) decideWhole(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, k int) Decision {
 	rules := !slices.Contains(a.opt.Gates, "reader-only")
 	d := Decision{Action: ActionAnswer, Evidence: best}
 	if rules || a.opt.Reader == nil {

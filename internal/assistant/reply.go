@@ -85,6 +85,10 @@ type Decision struct {
 	// Answerability is the learned reader's probability that the
 	// evidence answers (0 without a reader).
 	Answerability float64 `json:"answerability,omitempty"`
+	// Supported and Missing are, for a partial answer, the parts of the
+	// question the evidence answers and the parts it does not.
+	Supported []string `json:"supported,omitempty"`
+	Missing   []string `json:"missing,omitempty"`
 }
 
 // Actions a Decision takes.
@@ -92,6 +96,9 @@ const (
 	ActionAnswer  = "answer"
 	ActionRefuse  = "refuse"
 	ActionClarify = "clarify"
+	// ActionPartial answers the parts of a question the evidence
+	// supports and names the others in Unknowns.
+	ActionPartial = "partial"
 )
 
 // Reasons of a Decision that are not near misses (see Refuses for those).

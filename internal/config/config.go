@@ -147,7 +147,7 @@ func Default() Config {
 		BM25Weight:        DefaultBM25Weight,
 		Fusion:            DefaultFusion,
 		EvidenceThreshold: DefaultEvidenceThreshold,
-		Reader:            "rules",
+		Reader:            "decide",
 		ClaimCoverage:     DefaultClaimCoverage,
 		Verify:            DefaultVerify,
 		MaxHistory:        DefaultMaxHistory,
