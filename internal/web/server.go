@@ -72,6 +72,8 @@ type Status struct {
 	BuiltAt   time.Time `json:"built_at,omitzero"`
 	Embedder  string    `json:"embedder,omitempty"`
 	DataDir   string    `json:"data_dir,omitempty"`
+	// Generation is the index generation the server answers from.
+	Generation int `json:"generation,omitempty"`
 }
 
 // Options configure a Server. Assistant is required.
@@ -82,8 +84,9 @@ type Options struct {
 	Assistant *assistant.Assistant
 	// Rebuild rebuilds the index; nil disables the rebuild button.
 	Rebuild RebuildFunc
-	// Status reads the live index's metadata; an error means there is no
-	// usable index.
+	// Status reads the live index's metadata while the assistant has no
+	// searcher yet; an error means there is no usable index. Once a
+	// searcher is in, the status is that of the generation it serves.
 	Status func() (Status, error)
 	// Tokenizer finds the key terms of earlier questions when a follow-up
 	// is rewritten; Rewriter, when set, rewrites follow-ups with a model.
