@@ -70,6 +70,7 @@ one-line reason.`,
 	settingFlag(f, "chunk-size")
 	settingFlag(f, "chunk-overlap")
 	settingFlag(f, "embedder")
+	settingFlag(f, "file-timeout")
 	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
 	settingFlag(f, "workers", "with --store: documents ingested at once by this process (other processes may join the build)")
 	f.BoolVar(&categorize, "categorize", false, "group each PDF's pages into section folders (LLM when configured, else outline or headings)")

@@ -68,6 +68,7 @@ server starts anyway; press the rebuild button (or POST
 	settingFlag(f, "logs")
 	settingFlag(f, "k", "default number of results (the page can change it)")
 	settingFlag(f, "bm25-weight", "default weight of the BM25 leg (vector weight is 1 − this)")
+	settingFlag(f, "file-timeout", "limit on reading one source file in a rebuild")
 	return cmd
 }
 

@@ -54,6 +54,8 @@ const (
 	DefaultEmbedder       = EmbedderLocal
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
 	DefaultLLMTimeout = 60 * time.Second
+	// DefaultFileTimeout bounds the reading of one file (document.DefaultFileTimeout).
+	DefaultFileTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -124,7 +126,12 @@ type Config struct {
 	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
 	// --llm-timeout; a Go duration such as 90s or a number of seconds).
 	LLMTimeout time.Duration
-	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+	// FileTimeout bounds the reading of one source file during an index
+	// build — pdftotext and the other outside programs are killed with
+	// their process group, the built-in PDF reader stops — and the file is
+	// skipped (SHIRUBE_FILE_TIMEOUT, --file-timeout; default 60 s).
+	FileTimeout time.Duration
+	Token       string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 
 	// DataAllow lists further folders `serve` may rebuild its index from
 	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
@@ -155,6 +162,7 @@ func Default() Config {
 		Audit:             "jsonl",
 		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
+		FileTimeout:       DefaultFileTimeout,
 	}
 }
 
@@ -292,6 +300,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
+	}
+	if c.FileTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("file timeout %s must be positive (e.g. 60s or 2m)", c.FileTimeout))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))

@@ -219,6 +219,16 @@ var settings = []Setting{
 			return nil
 		},
 		get: func(c Config) string { return c.LLMTimeout.String() }},
+	{Env: "SHIRUBE_FILE_TIMEOUT", Flag: "file-timeout", Kind: KindDuration, Usage: "limit on reading one source file (pdftotext and other programs are killed, the file is skipped)",
+		set: func(c *Config, v string) error {
+			d, err := ParseTimeout(v)
+			if err != nil {
+				return err
+			}
+			c.FileTimeout = d
+			return nil
+		},
+		get: func(c Config) string { return c.FileTimeout.String() }},
 	text("SHIRUBE_PRICES", "", "", func(c *Config) *string { return &c.Prices }),
 	secret("SHIRUBE_TOKEN", Mask, func(c *Config) *string { return &c.Token }),
 	func() Setting {

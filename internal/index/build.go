@@ -36,7 +36,10 @@ type BuildOptions struct {
 	// MaxTextBytes caps the extracted text per file (document.Options);
 	// 0 means document.DefaultMaxTextBytes, negative no limit.
 	MaxTextBytes int64
-	HTMLMode     string // "markdown" (default) or "text"
+	// FileTimeout bounds the reading of one file, outside programs
+	// included (document.Options); 0 means document.DefaultFileTimeout.
+	FileTimeout time.Duration
+	HTMLMode    string // "markdown" (default) or "text"
 
 	// Embedder is "local" (default) or "openai". For openai, Remote must be
 	// set; it should cache by content hash so unchanged chunks are free.
@@ -205,7 +208,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	defer stop()
 	var writeErr error // the first page database write failure
 	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
