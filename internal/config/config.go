@@ -457,9 +457,13 @@ func (c Config) Lines() []string {
 	return out
 }
 
-// MaskDSN hides the password of a database connection string (URL form
-// postgres://user:secret@host/db or key=value form password=secret), so a
-// DSN can be printed in messages, `shirube config` and logs.
+// MaskDSN hides the secrets of a database connection string, so a DSN can
+// be printed in messages, `shirube config` and logs: the password of the
+// URL form postgres://user:secret@host/db, and every parameter whose name
+// says it is a secret (password, sslpassword, …; dsnSecret) in the URL's
+// query or in the keyword/value form — `password=secret`, `password =
+// secret` and `password='a secret'` alike, as libpq reads them. A string
+// that does not parse is masked whole.
 func MaskDSN(dsn string) string {
 	if dsn == "" {
 		return ""
@@ -469,20 +473,87 @@ func MaskDSN(dsn string) string {
 			u.User = url.UserPassword(u.User.Username(), "****")
 		}
 		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "****")
+		masked := false
+		for k := range q {
+			if dsnSecret(k) {
+				q[k], masked = []string{"****"}, true
+			}
+		}
+		if masked {
 			u.RawQuery = q.Encode()
 		}
-		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+		return strings.ReplaceAll(u.String(), "%2A%2A%2A%2A", "****")
 	}
 	if strings.Contains(dsn, "://") {
 		return "****" // unparsable URL: show nothing of it
 	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
-			fields[i] = k + "=****"
+	pairs, ok := keywordValues(dsn)
+	if !ok {
+		return "****"
+	}
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		if dsnSecret(p[0]) {
+			p[1] = "****"
+		}
+		out[i] = p[0] + "=" + p[1]
+	}
+	return strings.Join(out, " ")
+}
+
+// dsnSecret reports whether a connection parameter holds a secret.
+func dsnSecret(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "password") || strings.Contains(n, "secret") || strings.Contains(n, "token")
+}
+
+// keywordValues splits a libpq keyword/value connection string into its
+// pairs: white space around "=" is allowed, a value may be quoted with
+// single quotes, with \' and \\ inside. Values are returned as written
+// (quotes kept); ok is false when the string does not parse.
+func keywordValues(s string) (pairs [][2]string, ok bool) {
+	i := 0
+	skip := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
 		}
 	}
-	return strings.Join(fields, " ")
+	for {
+		skip()
+		if i == len(s) {
+			return pairs, true
+		}
+		start := i
+		for i < len(s) && s[i] != '=' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' {
+			i++
+		}
+		key := s[start:i]
+		skip()
+		if key == "" || i == len(s) || s[i] != '=' {
+			return nil, false
+		}
+		i++
+		skip()
+		start = i
+		if i < len(s) && s[i] == '\'' {
+			for i++; i < len(s) && s[i] != '\''; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(s) {
+				return nil, false // unterminated quote
+			}
+			i++
+		} else {
+			for i < len(s) && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' {
+				if s[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i = min(i, len(s))
+		}
+		pairs = append(pairs, [2]string{key, s[start:i]})
+	}
 }
