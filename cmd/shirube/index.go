@@ -53,6 +53,9 @@ one-line reason.`,
 			}
 			sum, err := runIndexWith(cmd.Context(), cfg, rebuild, ctxCat, cmd.ErrOrStderr())
 			if err != nil {
+				// The reasons files were skipped are what the user needs
+				// to fix the build; the error alone would hide them.
+				printSkips(cmd.ErrOrStderr(), sum.Skipped)
 				return err
 			}
 			if jsonOut {
@@ -134,9 +137,14 @@ func printSummary(w io.Writer, s index.Summary) {
 	for _, n := range s.Notes {
 		fmt.Fprintln(w, "  note:", n)
 	}
-	if len(s.Skipped) > 0 {
-		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
-		for _, sk := range s.Skipped {
+	printSkips(w, s.Skipped)
+}
+
+// printSkips lists the skipped files, one line each with its reason.
+func printSkips(w io.Writer, skipped []document.Skip) {
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "skipped %d files:\n", len(skipped))
+		for _, sk := range skipped {
 			fmt.Fprintf(w, "  %s\n", sk) // one line each, even for a file name with a newline
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,32 @@ func TestStoreSecretsMasked(t *testing.T) {
 	out, errOut, err = run(t, "", "config")
 	if err == nil || strings.Contains(out+errOut+err.Error(), "s3cret") {
 		t.Errorf("keyword/value DSN: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestIndexAllSkipped: when every file is skipped, index lists each with
+// its reason and fails with an error that says so — not an embedder error.
+func TestIndexAllSkipped(t *testing.T) {
+	offlineEnv(t)
+	dir := t.TempDir()
+	t.Chdir(dir)
+	must(t, os.MkdirAll("data", 0o755))
+	must(t, os.WriteFile("data/a.md", []byte("\xff\xfe bad"), 0o644))
+	must(t, os.WriteFile("data/b.txt", []byte("x\x00y"), 0o644))
+	_, errOut, err := run(t, "", "index")
+	if err == nil || !strings.Contains(err.Error(), "all 2 files") || strings.Contains(err.Error(), "embed") {
+		t.Fatalf("index: %v; want the all-skipped error", err)
+	}
+	for _, want := range []string{"skipped 2 files:", "a.md: not UTF-8", "b.txt: contains NUL bytes"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

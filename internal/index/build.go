@@ -293,6 +293,15 @@ feed:
 			sum.Notes = append(sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
 		}
 	}
+	if sum.Documents == 0 {
+		// Nothing to index: say why, instead of failing later on an
+		// empty corpus (the embedder cannot be fitted on nothing).
+		sum.Seconds = time.Since(start).Seconds()
+		if len(sum.Skipped) > 0 {
+			return sum, fmt.Errorf("%w: all %d files of %s were skipped, each for the reason listed with it — fix or remove them and index again; the previous index, if any, stays in use", ErrNothingIndexed, len(sum.Skipped), opt.DataDir)
+		}
+		return sum, fmt.Errorf("%w: %s holds no .pdf, .md, .html or .txt file — put the documents there, or point to their folder", ErrNothingIndexed, opt.DataDir)
+	}
 	// The pages of sources this generation no longer has, deleted once it
 	// is live: recorded in it first, so wherever a crash hits, the next
 	// build still knows they are not copies.
