@@ -70,3 +70,21 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestChatSurvivesHugeLine: a pasted line over 1 MiB is refused with the
+// question-length message and the conversation goes on.
+func TestChatSurvivesHugeLine(t *testing.T) {
+	fixture := indexedFixture(t)
+	workspace(t, fixture)
+	stdin := strings.Repeat("あ", 800_000) + "\nバックアップからの復旧手順は？\n/quit\n"
+	out, errOut, err := run(t, stdin, "chat")
+	if err != nil {
+		t.Fatalf("chat: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "長すぎ") {
+		t.Errorf("no length message for the huge line:\n%s", errOut)
+	}
+	if !strings.Contains(out, "backup_restore") {
+		t.Errorf("the question after the huge line was not answered:\n%s", out)
+	}
+}
