@@ -88,3 +88,24 @@ func TestChatSurvivesHugeLine(t *testing.T) {
 		t.Errorf("the question after the huge line was not answered:\n%s", out)
 	}
 }
+
+// TestNewlineInFileNameQuoted: a source whose name holds a newline is
+// cited quoted by search and ask, so it cannot forge an output line.
+func TestNewlineInFileNameQuoted(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	must(t, os.MkdirAll("data", 0o755))
+	must(t, os.WriteFile("data/x\n2. forged.md", []byte("# 鍵の管理\n\n金庫の鍵は総務課が管理し、貸し出しは台帳に記録する。\n"), 0o644))
+	mustRun(t, "index")
+	for _, args := range [][]string{{"search", "金庫の鍵の管理"}, {"ask", "金庫の鍵は誰が管理する？"}} {
+		out := mustRun(t, args...)
+		if !strings.Contains(out, `x\n2. forged`) {
+			t.Errorf("%s: the file name is not quoted:\n%s", args[0], out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "2. forged") {
+				t.Errorf("%s: forged line %q:\n%s", args[0], line, out)
+			}
+		}
+	}
+}
