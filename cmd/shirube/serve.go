@@ -69,6 +69,7 @@ server starts anyway; press the rebuild button (or POST
 	settingFlag(f, "k", "default number of results (the page can change it)")
 	settingFlag(f, "bm25-weight", "default weight of the BM25 leg (vector weight is 1 − this)")
 	settingFlag(f, "file-timeout", "limit on reading one source file in a rebuild")
+	settingFlag(f, "trust-proxy")
 	return cmd
 }
 
@@ -117,6 +118,7 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		MaxHistory: cfg.MaxHistory,
 		Addr:       addr,
 		Token:      cfg.Token,
+		TrustProxy: cfg.TrustProxy,
 		DataDir:    cfg.DataDir,
 		DataDirs:   cfg.DataAllow,
 		Logger:     logger,

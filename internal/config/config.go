@@ -137,6 +137,11 @@ type Config struct {
 	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
 	// other folder is ever read on a client's request.
 	DataAllow []string
+	// TrustProxy makes `serve` believe X-Forwarded-For from a reverse
+	// proxy on this machine (a loopback peer) when it names the client
+	// for the login throttle (SHIRUBE_TRUST_PROXY, --trust-proxy). Off,
+	// any local process could pick a fresh name for every wrong token.
+	TrustProxy bool
 }
 
 // Default returns the built-in defaults.

@@ -183,6 +183,16 @@ var settings = []Setting{
 			return nil
 		},
 		get: func(c Config) string { return strconv.FormatBool(c.KeepUnverified) }},
+	{Env: "SHIRUBE_TRUST_PROXY", Flag: "trust-proxy", Kind: KindBool, Usage: "serve: believe X-Forwarded-For from a reverse proxy on this machine (set it only behind such a proxy)",
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("is not true or false (1/0)")
+			}
+			c.TrustProxy = b
+			return nil
+		},
+		get: func(c Config) string { return strconv.FormatBool(c.TrustProxy) }},
 	word("SHIRUBE_VERIFY", "verify", "LLM answers: llm (lexical check, then one model call on the claims it cannot confirm) or lexical (no extra call)", func(c *Config) *Verify { return &c.Verify }, VerifyLLM, VerifyLexical),
 	whole("SHIRUBE_MAX_HISTORY", "history", "exchanges of conversation history to keep", func(c *Config) *int { return &c.MaxHistory }),
 	bytesLimit("SHIRUBE_MAX_FILE_SIZE", "", func(c *Config) *int64 { return &c.MaxFileSize }, false),

@@ -101,6 +101,11 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// the API and entered once on /login for the page.
 	Token string
+	// TrustProxy believes X-Forwarded-For from a loopback peer (a reverse
+	// proxy on this machine) when naming the client for the login
+	// throttle. Off (the default), the peer's address is the client:
+	// a header any local process can set never chooses its name.
+	TrustProxy bool
 
 	// DataDir is the folder the index is built from (default ./data): the
 	// sidebar shows it and a rebuild reads it. DataDirs are further folders
