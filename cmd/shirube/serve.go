@@ -70,6 +70,7 @@ server starts anyway; press the rebuild button (or POST
 	settingFlag(f, "bm25-weight", "default weight of the BM25 leg (vector weight is 1 − this)")
 	settingFlag(f, "file-timeout", "limit on reading one source file in a rebuild")
 	settingFlag(f, "trust-proxy")
+	settingFlag(f, "max-concurrent")
 	return cmd
 }
 
@@ -111,17 +112,18 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		go watchIndex(ctx, cfg, asst, index.DefaultWatchPoll, warn)
 	}
 	opt := web.Options{
-		Assistant:  asst,
-		Rebuild:    serveRebuild(cfg, warn),
-		Status:     status,
-		Tokenizer:  tok,
-		MaxHistory: cfg.MaxHistory,
-		Addr:       addr,
-		Token:      cfg.Token,
-		TrustProxy: cfg.TrustProxy,
-		DataDir:    cfg.DataDir,
-		DataDirs:   cfg.DataAllow,
-		Logger:     logger,
+		Assistant:     asst,
+		Rebuild:       serveRebuild(cfg, warn),
+		Status:        status,
+		Tokenizer:     tok,
+		MaxHistory:    cfg.MaxHistory,
+		Addr:          addr,
+		Token:         cfg.Token,
+		TrustProxy:    cfg.TrustProxy,
+		MaxConcurrent: cfg.MaxConcurrent,
+		DataDir:       cfg.DataDir,
+		DataDirs:      cfg.DataAllow,
+		Logger:        logger,
 	}
 	if model != nil {
 		opt.Rewriter = model

@@ -142,6 +142,11 @@ type Config struct {
 	// for the login throttle (SHIRUBE_TRUST_PROXY, --trust-proxy). Off,
 	// any local process could pick a fresh name for every wrong token.
 	TrustProxy bool
+	// MaxConcurrent is how many searches and answers `serve` runs at once;
+	// more wait up to a second for their turn, then get 503 with
+	// Retry-After (SHIRUBE_MAX_CONCURRENT, --max-concurrent; 0 = the
+	// number of cores).
+	MaxConcurrent int
 }
 
 // Default returns the built-in defaults.
@@ -302,6 +307,9 @@ func (c Config) Validate() error {
 	}
 	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
 		errs = append(errs, fmt.Errorf("store %s must be a PostgreSQL DSN (postgres://user@host/db?sslmode=disable), or empty for the embedded index", MaskDSN(c.Store)))
+	}
+	if c.MaxConcurrent < 0 {
+		errs = append(errs, fmt.Errorf("max concurrent %d must not be negative (0: the number of cores)", c.MaxConcurrent))
 	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))

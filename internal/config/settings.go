@@ -194,6 +194,7 @@ var settings = []Setting{
 		},
 		get: func(c Config) string { return strconv.FormatBool(c.TrustProxy) }},
 	word("SHIRUBE_VERIFY", "verify", "LLM answers: llm (lexical check, then one model call on the claims it cannot confirm) or lexical (no extra call)", func(c *Config) *Verify { return &c.Verify }, VerifyLLM, VerifyLexical),
+	whole("SHIRUBE_MAX_CONCURRENT", "max-concurrent", "serve: searches and answers run at once, the rest wait up to 1 s then get 503 (0 = number of cores)", func(c *Config) *int { return &c.MaxConcurrent }),
 	whole("SHIRUBE_MAX_HISTORY", "history", "exchanges of conversation history to keep", func(c *Config) *int { return &c.MaxHistory }),
 	bytesLimit("SHIRUBE_MAX_FILE_SIZE", "", func(c *Config) *int64 { return &c.MaxFileSize }, false),
 	bytesLimit("SHIRUBE_MAX_TEXT_SIZE", fmt.Sprintf(" (default %d; 0 or less: no limit)", DefaultMaxTextSize), func(c *Config) *int64 { return &c.MaxTextSize }, true),

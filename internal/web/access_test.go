@@ -437,3 +437,31 @@ func TestForwardedForNeedsTrustProxy(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionBusy: when every slot is taken and none frees within the
+// queue wait, a search, an answer and a chat completion get 503 with
+// Retry-After; once a slot is free they run again.
+func TestAdmissionBusy(t *testing.T) {
+	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.MaxConcurrent = 1; o.QueueWait = time.Millisecond }})
+	release, ok := f.srv.admission.acquire(t.Context())
+	if !ok {
+		t.Fatal("the only slot is not free")
+	}
+	reqs := []struct{ method, path, body string }{
+		{"GET", "/api/search?q=" + urlq("アカウントロック 解除"), ""},
+		{"POST", "/api/ask", askBody},
+		{"POST", "/v1/chat/completions", `{"model":"shirube","messages":[{"role":"user","content":"アカウントロックの解除手順は？"}]}`},
+	}
+	for _, r := range reqs {
+		resp, b := f.do(t, r.method, r.path, r.body, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"busy"`) {
+			t.Errorf("%s %s while busy: %d Retry-After %q %s", r.method, r.path, resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
+	}
+	release()
+	for _, r := range reqs {
+		if resp, b := f.do(t, r.method, r.path, r.body, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s once free: %d %s", r.method, r.path, resp.StatusCode, b)
+		}
+	}
+}

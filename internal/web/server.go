@@ -119,6 +119,14 @@ type Options struct {
 	AskTimeout       time.Duration // limit on one answer (default 3 min)
 	MaxSessions      int           // browser sessions kept in memory (default 1,000)
 
+	// MaxConcurrent is how many searches and answers run at once (default:
+	// the number of cores, GOMAXPROCS); QueueWait how long one more waits
+	// for its turn before it gets 503 with Retry-After (default 1 s). An
+	// answer holds its slot until its last byte: with a remote model,
+	// whose answers mostly wait on the network, raise MaxConcurrent.
+	MaxConcurrent int
+	QueueWait     time.Duration
+
 	// Logger receives one line per request (method, route, status,
 	// duration — never the question or a secret). nil discards.
 	Logger *slog.Logger
@@ -134,10 +142,12 @@ type Server struct {
 	metrics  *metrics
 	sessions *sessionStore
 	rebuild  *rebuilder
-	page     *pageRenderer
-	logins   *loginStore // browsers logged in with the token
-	throttle *throttle   // clients that got the token wrong
-	now      func() time.Time
+	// admission bounds the searches and answers running at once.
+	admission *admission
+	page      *pageRenderer
+	logins    *loginStore // browsers logged in with the token
+	throttle  *throttle   // clients that got the token wrong
+	now       func() time.Time
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -200,6 +210,7 @@ func New(opt Options) (*Server, error) {
 	})
 	s.throttle = newThrottle(func() time.Time { return s.now() })
 	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
+	s.admission = newAdmission(opt.MaxConcurrent, opt.QueueWait)
 	s.routes()
 	csrf := http.NewCrossOriginProtection()
 	var h http.Handler = csrf.Handler(s.mux)
@@ -316,12 +327,12 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealth))
 	s.handle("GET /metrics", "metrics", s.authAPI(s.metrics.handler()))
 	s.handle("GET /api/status", "status", s.authAPI(http.HandlerFunc(s.handleStatus)))
-	s.handle("GET /api/search", "search", s.authAPI(http.HandlerFunc(s.handleSearch)))
-	s.handle("POST /api/ask", "ask", s.authAPI(http.HandlerFunc(s.handleAsk)))
+	s.handle("GET /api/search", "search", s.authAPI(s.admit(s.handleSearch)))
+	s.handle("POST /api/ask", "ask", s.authAPI(s.admit(s.handleAsk)))
 	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
 	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
-	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(http.HandlerFunc(s.handleChatCompletions)))
+	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "ページが見つかりません: "+r.URL.Path)
 	})
