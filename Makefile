@@ -4,7 +4,7 @@ BIN     := bin/shirube
 DEMO    := .demo
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test vet staticcheck race demo bench bench-qa bench-scale clean fuzz
+.PHONY: all build deps test vet staticcheck race demo bench bench-qa bench-scale clean fuzz reliability
 
 # VERSION is what `shirube version` prints; a build outside a tagged checkout
 # says "dev".
@@ -45,6 +45,12 @@ race:
 test: deps vet staticcheck
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) race
+
+# reliability runs the crash, switch, hostile-PDF, live-index and load
+# cases of scripts/reliability.sh (about 3 minutes; servers on 127.0.0.1
+# only) and exits non-zero when one fails.
+reliability:
+	@bash scripts/reliability.sh
 
 # demo indexes the bundled corpus and answers with no API key.
 demo: build

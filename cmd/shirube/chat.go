@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/shirube/shirube/internal/assistant"
@@ -31,15 +32,24 @@ the previous question's key terms). Type /reset to forget the conversation,
 			id := newSessionID("chat")
 			fmt.Fprintln(out, "⚠️ 機密情報の入力は禁止されています")
 			fmt.Fprintln(out, "質問を入力してください (/reset, /quit)")
-			in := bufio.NewScanner(cmd.InOrStdin())
-			in.Buffer(make([]byte, 64*1024), 1<<20)
+			in := bufio.NewReaderSize(cmd.InOrStdin(), 64*1024)
 			for {
 				fmt.Fprint(out, "> ")
-				if !in.Scan() {
+				line, tooLong, err := readLine(in, maxChatLine)
+				if err != nil {
 					fmt.Fprintln(out)
-					return in.Err()
+					if err == io.EOF {
+						return nil
+					}
+					return err
 				}
-				q := strings.TrimSpace(in.Text())
+				if tooLong {
+					// A paste far over any question: refused, and the
+					// conversation goes on.
+					fmt.Fprintln(cmd.ErrOrStderr(), "error:", questionError(assistant.ErrQuestionTooLong))
+					continue
+				}
+				q := strings.TrimSpace(line)
 				switch q {
 				case "":
 					continue
@@ -68,4 +78,37 @@ the previous question's key terms). Type /reset to forget the conversation,
 	addAnswerFlags(cmd)
 	settingFlag(cmd.Flags(), "history")
 	return cmd
+}
+
+// maxChatLine is the longest line chat reads as a question, in bytes: far
+// over the question limit (assistant.MaxQuestionRunes), so that a longer
+// question gets that limit's message; a longer line is skipped whole.
+const maxChatLine = 1 << 20
+
+// readLine reads one line (without its line end) of at most max bytes; a
+// longer line is read to its end, dropped, and reported by tooLong, so a
+// huge paste never ends the session. err is io.EOF at the end of input
+// (a last line without a line end is returned first).
+func readLine(r *bufio.Reader, max int) (line string, tooLong bool, err error) {
+	var b []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		if len(b)+len(frag) > max {
+			tooLong = true
+		} else {
+			b = append(b, frag...)
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && (len(b) > 0 || tooLong):
+			return strings.TrimRight(string(b), "\r\n"), tooLong, nil
+		case err != nil:
+			return "", false, err
+		}
+		if tooLong {
+			return "", true, nil
+		}
+		return strings.TrimRight(string(b), "\r\n"), false, nil
+	}
 }

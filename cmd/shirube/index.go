@@ -53,6 +53,9 @@ one-line reason.`,
 			}
 			sum, err := runIndexWith(cmd.Context(), cfg, rebuild, ctxCat, cmd.ErrOrStderr())
 			if err != nil {
+				// The reasons files were skipped are what the user needs
+				// to fix the build; the error alone would hide them.
+				printSkips(cmd.ErrOrStderr(), sum.Skipped)
 				return err
 			}
 			if jsonOut {
@@ -70,6 +73,7 @@ one-line reason.`,
 	settingFlag(f, "chunk-size")
 	settingFlag(f, "chunk-overlap")
 	settingFlag(f, "embedder")
+	settingFlag(f, "file-timeout")
 	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
 	settingFlag(f, "workers", "with --store: documents ingested at once by this process (other processes may join the build)")
 	f.BoolVar(&categorize, "categorize", false, "group each PDF's pages into section folders (LLM when configured, else outline or headings)")
@@ -133,9 +137,14 @@ func printSummary(w io.Writer, s index.Summary) {
 	for _, n := range s.Notes {
 		fmt.Fprintln(w, "  note:", n)
 	}
-	if len(s.Skipped) > 0 {
-		fmt.Fprintf(w, "skipped %d files:\n", len(s.Skipped))
-		for _, sk := range s.Skipped {
+	printSkips(w, s.Skipped)
+}
+
+// printSkips lists the skipped files, one line each with its reason.
+func printSkips(w io.Writer, skipped []document.Skip) {
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "skipped %d files:\n", len(skipped))
+		for _, sk := range skipped {
 			fmt.Fprintf(w, "  %s\n", sk) // one line each, even for a file name with a newline
 		}
 	}

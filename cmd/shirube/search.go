@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -66,7 +67,7 @@ func newSearchCmd(g *globals) *cobra.Command {
 			}
 			for i, r := range res {
 				fmt.Fprintf(w, "%d. %s (p.%d) %s\n   score %.2f  bm25 %.2f  vector %.2f  evidence %.2f\n   %s\n",
-					i+1, r.File, r.Page, r.Heading, r.Score, r.BM25Score, r.VectorScore, r.EvidenceScore, oneLine(r.Text, 160))
+					i+1, document.QuotePath(r.File), r.Page, oneLine(r.Heading, 200), r.Score, r.BM25Score, r.VectorScore, r.EvidenceScore, oneLine(r.Text, 160))
 			}
 			return nil
 		},

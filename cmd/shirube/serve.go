@@ -68,6 +68,9 @@ server starts anyway; press the rebuild button (or POST
 	settingFlag(f, "logs")
 	settingFlag(f, "k", "default number of results (the page can change it)")
 	settingFlag(f, "bm25-weight", "default weight of the BM25 leg (vector weight is 1 − this)")
+	settingFlag(f, "file-timeout", "limit on reading one source file in a rebuild")
+	settingFlag(f, "trust-proxy")
+	settingFlag(f, "max-concurrent")
 	return cmd
 }
 
@@ -98,24 +101,29 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 	} else if tok, err = analysis.New(analysis.DefaultOptions()); err != nil {
 		return err
 	}
+	// The status is the served generation's; a build finished anywhere
+	// (`shirube index`, another replica, this server's rebuild) is
+	// swapped in within a poll.
 	status := func() (web.Status, error) { return serveStatus(cfg.IndexDir) }
 	if cfg.Store != "" {
-		// Stateless replica: the status is the searcher's generation, and
-		// a build finished anywhere is swapped in.
 		status = nil
 		go watchStore(ctx, cfg, asst, warn)
+	} else {
+		go watchIndex(ctx, cfg, asst, index.DefaultWatchPoll, warn)
 	}
 	opt := web.Options{
-		Assistant:  asst,
-		Rebuild:    serveRebuild(cfg, warn),
-		Status:     status,
-		Tokenizer:  tok,
-		MaxHistory: cfg.MaxHistory,
-		Addr:       addr,
-		Token:      cfg.Token,
-		DataDir:    cfg.DataDir,
-		DataDirs:   cfg.DataAllow,
-		Logger:     logger,
+		Assistant:     asst,
+		Rebuild:       serveRebuild(cfg, warn),
+		Status:        status,
+		Tokenizer:     tok,
+		MaxHistory:    cfg.MaxHistory,
+		Addr:          addr,
+		Token:         cfg.Token,
+		TrustProxy:    cfg.TrustProxy,
+		MaxConcurrent: cfg.MaxConcurrent,
+		DataDir:       cfg.DataDir,
+		DataDirs:      cfg.DataAllow,
+		Logger:        logger,
 	}
 	if model != nil {
 		opt.Rewriter = model
@@ -176,6 +184,29 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 	}
 }
 
+// watchIndex swaps every new generation of the index directory into asst
+// within poll of its CURRENT being replaced, until ctx ends (index.Watch).
+// Questions already running finish on the searcher they started with; the
+// old generation's mapped files stay readable until its last reader is
+// done, even after the build removed them.
+func watchIndex(ctx context.Context, cfg config.Config, asst *assistant.Assistant, poll time.Duration, warn func(string)) {
+	serving := func() int {
+		if s := asst.Searcher(); s != nil {
+			return s.Index().Meta().Generation
+		}
+		return 0
+	}
+	index.Watch(ctx, cfg.IndexDir, poll, serving, func(ctx context.Context, gen int) error {
+		s, err := openSearcher(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		asst.Swap(s)
+		warn(fmt.Sprintf("index: now answering from generation %d", s.Index().Meta().Generation))
+		return nil
+	}, warn)
+}
+
 // serveStatus reads the live index's metadata for the sidebar.
 func serveStatus(dir string) (web.Status, error) {
 	m, err := index.ReadMeta(dir)
@@ -184,6 +215,6 @@ func serveStatus(dir string) (web.Status, error) {
 	}
 	return web.Status{
 		Documents: m.Documents, Pages: m.Pages, Chunks: m.Chunks, BuiltAt: m.BuiltAt,
-		Embedder: m.Embedder.Kind, DataDir: m.DataDir,
+		Embedder: m.Embedder.Kind, DataDir: m.DataDir, Generation: m.Generation,
 	}, nil
 }

@@ -46,7 +46,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 			// Load the index as search does, so a damaged one is reported
 			// here and not first discovered by a query.
 			health := "ok"
-			if _, err := index.Open(cmd.Context(), g.cfg.IndexDir, index.OpenOptions{}); err != nil {
+			if err := checkHealth(cmd.Context(), g.cfg); err != nil {
 				health = "damaged: " + err.Error()
 			}
 			st["health"] = health
@@ -98,6 +98,18 @@ func newStatusCmd(g *globals) *cobra.Command {
 	settingFlag(cmd.Flags(), "logs", "audit log folder whose questions are checked against the index")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print as JSON")
 	return cmd
+}
+
+// checkHealth loads the index as search does: the index directory, or
+// with a store the store's current generation (the directory is not used
+// then, so it must not be checked).
+func checkHealth(ctx context.Context, cfg config.Config) error {
+	if cfg.Store != "" {
+		_, err := openSearcher(ctx, cfg)
+		return err
+	}
+	_, err := index.Open(ctx, cfg.IndexDir, index.OpenOptions{})
+	return err
 }
 
 // weightPolicy says which BM25 weight searches of an index with the given

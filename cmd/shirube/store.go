@@ -34,6 +34,7 @@ func storeIndex(ctx context.Context, cfg config.Config, rebuild bool, errw io.Wr
 		Settings:    storeSettings(cfg),
 		Workers:     cfg.Workers,
 		MaxFileSize: cfg.MaxFileSize,
+		FileTimeout: cfg.FileTimeout,
 		Rebuild:     rebuild,
 		Warn:        func(s string) { fmt.Fprintln(errw, "warning:", s) },
 		Progress:    progress,

@@ -378,6 +378,7 @@ func buildOptions(cfg config.Config, warn func(string)) (index.BuildOptions, err
 		Analyzer:       analysis.DefaultOptions(),
 		MaxFileSize:    cfg.MaxFileSize,
 		MaxTextBytes:   cfg.MaxTextSize,
+		FileTimeout:    cfg.FileTimeout,
 		Embedder:       string(cfg.Embedder),
 		EmbeddingModel: cfg.EmbeddingModel,
 		Warn:           warn,

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -359,6 +360,11 @@ func (e *Extractive) compose(ctx context.Context, p *prepared) (Answer, error) {
 		}
 	}
 	a.Unknowns = unknownsLine(query, qterms, covered, a.Text)
+	if guard.DetectInstruction(a.Text) {
+		// A quoted sentence that reads like an order to an AI (a planted
+		// 「以前の指示を無視して…」): say it is the document speaking.
+		a.Text += "\n\n" + guard.QuotedInstructionNotice
+	}
 	return a, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/guard"
 )
 
@@ -78,7 +79,9 @@ func RenderText(a Answer, flags Flags) string {
 // evidenceLine formats one cited source.
 func evidenceLine(e Evidence) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d] %s", e.N, e.File)
+	// A file name may hold a newline or a control character: quoted, it
+	// cannot forge a line of the answer.
+	fmt.Fprintf(&b, "[%d] %s", e.N, document.QuotePath(e.File))
 	if e.Page > 0 {
 		fmt.Fprintf(&b, " (p.%d)", e.Page)
 	}

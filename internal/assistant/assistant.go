@@ -212,10 +212,11 @@ type Request struct {
 }
 
 // CheckQuestion returns q trimmed, or an error in Japanese when it is
-// empty or longer than MaxQuestionRunes.
+// empty — nothing but white space, control characters, NULs or invalid
+// bytes (retrieve.Blank) — or longer than MaxQuestionRunes.
 func CheckQuestion(q string) (string, error) {
 	q = strings.TrimSpace(q)
-	if q == "" {
+	if retrieve.Blank(q) {
 		return "", ErrEmptyQuestion
 	}
 	if n := utf8.RuneCountInString(q); n > MaxQuestionRunes {

@@ -54,6 +54,8 @@ const (
 	DefaultEmbedder       = EmbedderLocal
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
 	DefaultLLMTimeout = 60 * time.Second
+	// DefaultFileTimeout bounds the reading of one file (document.DefaultFileTimeout).
+	DefaultFileTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -126,12 +128,27 @@ type Config struct {
 	// retries and a slowly streamed answer included (SHIRUBE_LLM_TIMEOUT,
 	// --llm-timeout; a Go duration such as 90s or a number of seconds).
 	LLMTimeout time.Duration
-	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+	// FileTimeout bounds the reading of one source file during an index
+	// build — pdftotext and the other outside programs are killed with
+	// their process group, the built-in PDF reader stops — and the file is
+	// skipped (SHIRUBE_FILE_TIMEOUT, --file-timeout; default 60 s).
+	FileTimeout time.Duration
+	Token       string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 
 	// DataAllow lists further folders `serve` may rebuild its index from
 	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
 	// other folder is ever read on a client's request.
 	DataAllow []string
+	// TrustProxy makes `serve` believe X-Forwarded-For from a reverse
+	// proxy on this machine (a loopback peer) when it names the client
+	// for the login throttle (SHIRUBE_TRUST_PROXY, --trust-proxy). Off,
+	// any local process could pick a fresh name for every wrong token.
+	TrustProxy bool
+	// MaxConcurrent is how many searches and answers `serve` runs at once;
+	// more wait up to a second for their turn, then get 503 with
+	// Retry-After (SHIRUBE_MAX_CONCURRENT, --max-concurrent; 0 = the
+	// number of cores).
+	MaxConcurrent int
 }
 
 // Default returns the built-in defaults.
@@ -158,6 +175,7 @@ func Default() Config {
 		Audit:             "jsonl",
 		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
+		FileTimeout:       DefaultFileTimeout,
 	}
 }
 
@@ -293,8 +311,14 @@ func (c Config) Validate() error {
 	if c.Store != "" && !strings.HasPrefix(c.Store, "postgres://") && !strings.HasPrefix(c.Store, "postgresql://") {
 		errs = append(errs, fmt.Errorf("store %s must be a PostgreSQL DSN (postgres://user@host/db?sslmode=disable), or empty for the embedded index", MaskDSN(c.Store)))
 	}
+	if c.MaxConcurrent < 0 {
+		errs = append(errs, fmt.Errorf("max concurrent %d must not be negative (0: the number of cores)", c.MaxConcurrent))
+	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
+	}
+	if c.FileTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("file timeout %s must be positive (e.g. 60s or 2m)", c.FileTimeout))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))
@@ -449,9 +473,13 @@ func (c Config) Lines() []string {
 	return out
 }
 
-// MaskDSN hides the password of a database connection string (URL form
-// postgres://user:secret@host/db or key=value form password=secret), so a
-// DSN can be printed in messages, `shirube config` and logs.
+// MaskDSN hides the secrets of a database connection string, so a DSN can
+// be printed in messages, `shirube config` and logs: the password of the
+// URL form postgres://user:secret@host/db, and every parameter whose name
+// says it is a secret (password, sslpassword, …; dsnSecret) in the URL's
+// query or in the keyword/value form — `password=secret`, `password =
+// secret` and `password='a secret'` alike, as libpq reads them. A string
+// that does not parse is masked whole.
 func MaskDSN(dsn string) string {
 	if dsn == "" {
 		return ""
@@ -461,20 +489,87 @@ func MaskDSN(dsn string) string {
 			u.User = url.UserPassword(u.User.Username(), "****")
 		}
 		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "****")
+		masked := false
+		for k := range q {
+			if dsnSecret(k) {
+				q[k], masked = []string{"****"}, true
+			}
+		}
+		if masked {
 			u.RawQuery = q.Encode()
 		}
-		return strings.Replace(u.String(), "%2A%2A%2A%2A", "****", 1)
+		return strings.ReplaceAll(u.String(), "%2A%2A%2A%2A", "****")
 	}
 	if strings.Contains(dsn, "://") {
 		return "****" // unparsable URL: show nothing of it
 	}
-	fields := strings.Fields(dsn)
-	for i, f := range fields {
-		if k, _, ok := strings.Cut(f, "="); ok && strings.EqualFold(k, "password") {
-			fields[i] = k + "=****"
+	pairs, ok := keywordValues(dsn)
+	if !ok {
+		return "****"
+	}
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		if dsnSecret(p[0]) {
+			p[1] = "****"
+		}
+		out[i] = p[0] + "=" + p[1]
+	}
+	return strings.Join(out, " ")
+}
+
+// dsnSecret reports whether a connection parameter holds a secret.
+func dsnSecret(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "password") || strings.Contains(n, "secret") || strings.Contains(n, "token")
+}
+
+// keywordValues splits a libpq keyword/value connection string into its
+// pairs: white space around "=" is allowed, a value may be quoted with
+// single quotes, with \' and \\ inside. Values are returned as written
+// (quotes kept); ok is false when the string does not parse.
+func keywordValues(s string) (pairs [][2]string, ok bool) {
+	i := 0
+	skip := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
 		}
 	}
-	return strings.Join(fields, " ")
+	for {
+		skip()
+		if i == len(s) {
+			return pairs, true
+		}
+		start := i
+		for i < len(s) && s[i] != '=' && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' {
+			i++
+		}
+		key := s[start:i]
+		skip()
+		if key == "" || i == len(s) || s[i] != '=' {
+			return nil, false
+		}
+		i++
+		skip()
+		start = i
+		if i < len(s) && s[i] == '\'' {
+			for i++; i < len(s) && s[i] != '\''; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(s) {
+				return nil, false // unterminated quote
+			}
+			i++
+		} else {
+			for i < len(s) && s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r' {
+				if s[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			i = min(i, len(s))
+		}
+		pairs = append(pairs, [2]string{key, s[start:i]})
+	}
 }

@@ -169,6 +169,14 @@ func TestMaskDSN(t *testing.T) {
 		{"postgres://u@h/db?password=s3cret", "postgres://u@h/db?password=****"},
 		{"host=db user=u password=s3cret dbname=x", "host=db user=u password=**** dbname=x"},
 		{"postgres://u:s3cret@[bad", "****"},
+		{"postgres://u@h/db?sslmode=verify-full&sslpassword=s3cret", "postgres://u@h/db?sslmode=verify-full&sslpassword=****"},
+		{"host=db sslpassword=s3cret", "host=db sslpassword=****"},
+		{"host=db password = s3cret dbname=x", "host=db password=**** dbname=x"},
+		{"host=db password= s3cret", "host=db password=****"},
+		{"host=db password='s3cret and more' user=u", "host=db password=**** user=u"},
+		{`password='it\'s s3cret'`, "password=****"},
+		{"host=db password='s3cret", "****"},
+		{"s3cret", "****"},
 	} {
 		got := MaskDSN(tc.in)
 		if got != tc.want {

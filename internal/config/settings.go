@@ -183,7 +183,18 @@ var settings = []Setting{
 			return nil
 		},
 		get: func(c Config) string { return strconv.FormatBool(c.KeepUnverified) }},
+	{Env: "SHIRUBE_TRUST_PROXY", Flag: "trust-proxy", Kind: KindBool, Usage: "serve: believe X-Forwarded-For from a reverse proxy on this machine (set it only behind such a proxy)",
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return errors.New("is not true or false (1/0)")
+			}
+			c.TrustProxy = b
+			return nil
+		},
+		get: func(c Config) string { return strconv.FormatBool(c.TrustProxy) }},
 	word("SHIRUBE_VERIFY", "verify", "LLM answers: llm (lexical check, then one model call on the claims it cannot confirm) or lexical (no extra call)", func(c *Config) *Verify { return &c.Verify }, VerifyLLM, VerifyLexical),
+	whole("SHIRUBE_MAX_CONCURRENT", "max-concurrent", "serve: searches and answers run at once, the rest wait up to 1 s then get 503 (0 = number of cores)", func(c *Config) *int { return &c.MaxConcurrent }),
 	whole("SHIRUBE_MAX_HISTORY", "history", "exchanges of conversation history to keep", func(c *Config) *int { return &c.MaxHistory }),
 	bytesLimit("SHIRUBE_MAX_FILE_SIZE", "", func(c *Config) *int64 { return &c.MaxFileSize }, false),
 	bytesLimit("SHIRUBE_MAX_TEXT_SIZE", fmt.Sprintf(" (default %d; 0 or less: no limit)", DefaultMaxTextSize), func(c *Config) *int64 { return &c.MaxTextSize }, true),
@@ -221,6 +232,16 @@ var settings = []Setting{
 			return nil
 		},
 		get: func(c Config) string { return c.LLMTimeout.String() }},
+	{Env: "SHIRUBE_FILE_TIMEOUT", Flag: "file-timeout", Kind: KindDuration, Usage: "limit on reading one source file (pdftotext and other programs are killed, the file is skipped)",
+		set: func(c *Config, v string) error {
+			d, err := ParseTimeout(v)
+			if err != nil {
+				return err
+			}
+			c.FileTimeout = d
+			return nil
+		},
+		get: func(c Config) string { return c.FileTimeout.String() }},
 	text("SHIRUBE_PRICES", "", "", func(c *Config) *string { return &c.Prices }),
 	secret("SHIRUBE_TOKEN", Mask, func(c *Config) *string { return &c.Token }),
 	func() Setting {

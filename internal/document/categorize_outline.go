@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/proc"
 )
 
 // OutlineItem is one entry of a PDF outline (bookmark).
@@ -33,7 +35,7 @@ func readOutline(ctx context.Context, tool, pdfPath string) ([]OutlineItem, erro
 	if err != nil {
 		return nil, nil
 	}
-	cmd := exec.CommandContext(ctx, bin, "-xml", "-i", "-q", "-nodrm", "-stdout", "-f", "1", "-l", "1", pdfPath)
+	cmd := proc.Command(ctx, bin, "-xml", "-i", "-q", "-nodrm", "-stdout", "-f", "1", "-l", "1", pdfPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -65,6 +66,28 @@ func (c *cappedWriter) Write(p []byte) (int, error) {
 	return c.buf.Write(p)
 }
 
+// DefaultFileTimeout is the default Options.FileTimeout: the longest any
+// file may take to be read, outside programs included. Real files take
+// well under a second per hundred pages; a file that takes a minute is
+// pathological (a PDF whose 2,000 pages share one stream of no-op drawing
+// commands kept pdftotext busy for hours).
+const DefaultFileTimeout = 60 * time.Second
+
+// ErrFileTimeout is returned (wrapped) for a file that took longer than
+// Options.FileTimeout to read; the programs reading it were stopped.
+var ErrFileTimeout = errors.New("reading the file took longer than the per-file time limit")
+
+// fileTimeout is the per-file limit; 0 means none.
+func (e *Extractor) fileTimeout() time.Duration {
+	switch {
+	case e.opt.FileTimeout == 0:
+		return DefaultFileTimeout
+	case e.opt.FileTimeout < 0:
+		return 0
+	}
+	return e.opt.FileTimeout
+}
+
 // ErrNotUTF8 is returned (wrapped) for Markdown and text files that are not
 // valid UTF-8.
 var ErrNotUTF8 = errors.New("not UTF-8 — convert the file to UTF-8")
@@ -89,6 +112,12 @@ type Options struct {
 	// looked up on PATH. If it cannot be found, PDFs are read with a
 	// pure-Go parser of lower quality and Warn is told once.
 	PDFToText string
+
+	// FileTimeout bounds the time one file may take to be read: outside
+	// programs (pdftotext) are killed with their process group and the
+	// built-in PDF reader stops; the file is skipped with ErrFileTimeout.
+	// Zero means DefaultFileTimeout; negative means no limit.
+	FileTimeout time.Duration
 }
 
 // Extractor turns source files into Documents. It is safe for concurrent use.
@@ -117,6 +146,21 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	if err := ctx.Err(); err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
 	}
+	parent := ctx
+	if limit := e.fileTimeout(); limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	doc, err := e.extract(ctx, f)
+	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return Document{}, fmt.Errorf("%s: %w (%v) — the file is probably malformed; re-export it, or raise the limit (SHIRUBE_FILE_TIMEOUT) if it is genuine", f.Rel, ErrFileTimeout, e.fileTimeout())
+	}
+	return doc, err
+}
+
+// extract is Extract under the per-file deadline.
+func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
 	kind := f.Kind
 	if kind == "" {
 		k, ok := KindOf(f.Path)

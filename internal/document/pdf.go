@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/shirube/shirube/internal/proc"
 )
 
 // pdfInstallHint is the fix for a missing pdftotext.
@@ -99,7 +101,7 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 // limit) stops pdftotext and is ErrTextTooLarge, so a small file that
 // expands to gigabytes of text never sits in memory.
 func runPDFToText(ctx context.Context, tool, path string, maxText int64) ([]string, error) {
-	cmd := exec.CommandContext(ctx, tool, "-raw", "-enc", "UTF-8", path, "-")
+	cmd := proc.Command(ctx, tool, "-raw", "-enc", "UTF-8", path, "-")
 	var stdout, stderr bytes.Buffer
 	capped := &cappedWriter{max: maxText, buf: &stdout}
 	cmd.Stdout = capped

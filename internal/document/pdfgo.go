@@ -18,64 +18,78 @@ import (
 // recognised by what it causes: a tree deeper or larger than any real
 // document.
 const (
-	// goPDFDeadline is the most time the fallback reader may spend on one
-	// file; past it the file is skipped (the reader cannot be stopped, so
-	// its goroutine is abandoned and ends with the process).
-	goPDFDeadline = 2 * time.Minute
 	// maxTreeDepth is the deepest page tree accepted (real ones are under
 	// 10 levels; the PDF limits of common writers are far below 64).
 	maxTreeDepth = 64
 	// maxTreeNodes bounds the page tree nodes visited, so that a node whose
 	// Kids name it twice cannot make the walk exponential.
 	maxTreeNodes = 200_000
+	// goPDFGrace is how long goPDFText waits, once its context has ended,
+	// for the reader to notice. The reader fails its next read of the
+	// file's bytes (ctxReaderAt), which comes within microseconds on any
+	// file seen so far; the grace only bounds a loop no test has found.
+	goPDFGrace = 10 * time.Second
 )
 
-// ErrPDFTimeout is returned (wrapped) when the pure-Go reader did not
-// finish one file within goPDFDeadline.
-var ErrPDFTimeout = errors.New("PDF reader timed out")
+// ErrPDFTimeout is the per-file deadline (ErrFileTimeout) as the pure-Go
+// reader reports it; kept as a name for callers that test for it.
+var ErrPDFTimeout = ErrFileTimeout
 
 // goPDFText reads page texts with the pure-Go parser, bounded: the page
 // tree is walked with cycle limits (pdfPages), reading stops once the text
 // passes maxText bytes (ErrTextTooLarge; maxText <= 0 means no limit), and
-// the whole read runs on its own goroutine so that a file the parser
-// still loops on costs at most goPDFDeadline and never blocks
-// cancellation (Ctrl-C, SIGTERM).
+// the reader stops when ctx ends — the per-file deadline (Options.FileTimeout)
+// or a cancellation (Ctrl-C, a server shutting down).
+//
+// The library cannot be given a context, so the stop goes through the
+// bytes it reads: every read of the file (ctxReaderAt) fails once ctx is
+// done, and the library turns that failure into an error (a panic inside,
+// recovered) at once, also in the middle of a page's content stream. The
+// read runs on its own goroutine only so that goPDFText returns promptly;
+// it waits for that goroutine to end, so no reader is left spinning after
+// a timeout (a server rebuilding every few minutes used to collect them).
 func goPDFText(ctx context.Context, data []byte, maxText int64) ([]string, error) {
-	texts, err := runAbandoning(ctx, goPDFDeadline, func(ctx context.Context) ([]string, error) {
-		return goPDFRead(ctx, data, maxText)
-	})
-	if errors.Is(err, ErrPDFTimeout) {
-		return nil, fmt.Errorf("%w after %v — the file is probably malformed (for example a page tree that loops); re-export it, or install poppler-utils poppler-data", err, goPDFDeadline)
+	type result struct {
+		texts []string
+		err   error
 	}
-	return texts, err
+	done := make(chan result, 1) // buffered: a reader past the grace never blocks on send
+	go func() {
+		texts, err := goPDFRead(ctx, data, maxText)
+		done <- result{texts, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		select {
+		case r = <-done:
+		case <-time.After(goPDFGrace):
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		// Whatever the reader made of its failed reads, the cause is
+		// the deadline or the cancellation.
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, ErrFileTimeout
+		}
+		return nil, err
+	}
+	return r.texts, r.err
 }
 
-// runAbandoning runs read on its own goroutine and returns its result, or
-// an error as soon as ctx is done or limit has passed (ErrPDFTimeout).
-// read gets a context that ends at the same moment and should check it;
-// if it does not, it is abandoned and its result dropped.
-func runAbandoning[T any](ctx context.Context, limit time.Duration, read func(context.Context) (T, error)) (T, error) {
-	rctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	type result struct {
-		v   T
-		err error
+// ctxReaderAt reads from a byte slice until ctx ends; then every read fails
+// with ctx's error, which stops the PDF library wherever it is.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   *bytes.Reader
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	done := make(chan result, 1) // buffered: an abandoned reader never blocks on send
-	go func() {
-		v, err := read(rctx)
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-rctx.Done():
-		var zero T
-		if ctx.Err() != nil {
-			return zero, ctx.Err()
-		}
-		return zero, ErrPDFTimeout
-	}
+	return c.r.ReadAt(p, off)
 }
 
 // goPDFRead does the reading for goPDFText. The library can panic on
@@ -86,7 +100,7 @@ func goPDFRead(ctx context.Context, data []byte, maxText int64) (texts []string,
 			texts, err = nil, fmt.Errorf("%w (parser failed: %v) — re-export the file, or install poppler-utils for a more tolerant reader", ErrPDFCorrupt, r)
 		}
 	}()
-	r, err := pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+	r, err := pdf.NewReader(ctxReaderAt{ctx, bytes.NewReader(data)}, int64(len(data)))
 	if err != nil {
 		if errors.Is(err, pdf.ErrInvalidPassword) || strings.Contains(strings.ToLower(err.Error()), "encrypt") {
 			// Many public PDFs are encrypted only to restrict editing;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -97,24 +98,71 @@ func TestGoPDFHostile(t *testing.T) {
 	}
 }
 
-// TestRunAbandoning: a reader that never returns is abandoned when the
-// caller cancels (Ctrl-C, SIGTERM) or the per-file deadline passes.
-func TestRunAbandoning(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	stuck := func(context.Context) (int, error) { <-release; return 1, nil }
+// slowPDF is the hostile file of issue 24: pages that all share one long
+// stream of no-op drawing commands — a small file that takes any reader
+// minutes to hours.
+func slowPDF(pages int) []byte {
+	ops := strings.Repeat("q Q ", 250_000)
+	stream := fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(ops), ops)
+	objs := []string{pdfCatalog, "", pdfFont, stream}
+	var kids []string
+	for i := range pages {
+		kids = append(kids, fmt.Sprintf("%d 0 R", i+5))
+		objs = append(objs, "<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>")
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(kids))
+	return buildPDF(objs...)
+}
 
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := runAbandoning(ctx, time.Hour, stuck); !errors.Is(err, context.Canceled) {
-		t.Errorf("canceled: %v; want context.Canceled", err)
+// TestGoPDFStopsOnTimeout: when the per-file deadline passes (or the
+// caller cancels), the built-in reader really stops — goPDFText returns
+// only once its reading goroutine has ended, so none is left spinning.
+func TestGoPDFStopsOnTimeout(t *testing.T) {
+	data := slowPDF(2000)
+	for _, cancelled := range []bool{false, true} {
+		before := runtime.NumGoroutine()
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		if cancelled {
+			ctx, cancel = context.WithCancel(t.Context())
+			time.AfterFunc(200*time.Millisecond, cancel)
+		}
+		_, err := goPDFText(ctx, data, -1)
+		cancel()
+		want := ErrFileTimeout
+		if cancelled {
+			want = context.Canceled
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("cancelled=%v: %v, want %v", cancelled, err, want)
+		}
+		// No goroutine is still reading (one that has just sent its
+		// result may not have exited yet: it is not counted).
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		if strings.Contains(stacks, "document.goPDFRead") {
+			t.Errorf("cancelled=%v: a reader goroutine is still running after the timeout (%d goroutines, %d before):\n%s", cancelled, runtime.NumGoroutine(), before, stacks)
+		}
 	}
-	if _, err := runAbandoning(t.Context(), time.Nanosecond, stuck); !errors.Is(err, ErrPDFTimeout) {
-		t.Errorf("deadline: %v; want ErrPDFTimeout", err)
-	}
-	v, err := runAbandoning(t.Context(), time.Hour, func(context.Context) (int, error) { return 7, nil })
-	if v != 7 || err != nil {
-		t.Errorf("finished reader: %d, %v", v, err)
+}
+
+// TestExtractFileTimeout: a file that takes longer than
+// Options.FileTimeout is a one-line skip naming the setting, with
+// pdftotext (killed with its process group) and with the built-in reader.
+func TestExtractFileTimeout(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "slow.pdf")
+	must(t, os.WriteFile(p, slowPDF(2000), 0o644))
+	for _, fallback := range []bool{false, true} {
+		opt := Options{FileTimeout: 300 * time.Millisecond, MaxTextBytes: -1}
+		if fallback {
+			opt.PDFToText = filepath.Join(dir, "no-pdftotext")
+		} else {
+			needPDFToText(t)
+		}
+		_, err := NewExtractor(opt).Extract(t.Context(), fileFor(t, p))
+		if !errors.Is(err, ErrFileTimeout) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "SHIRUBE_FILE_TIMEOUT") {
+			t.Errorf("fallback=%v: %v; want a one-line ErrFileTimeout naming the setting", fallback, err)
+		}
 	}
 }
 
@@ -190,7 +238,7 @@ func FuzzGoPDFText(f *testing.F) {
 			}
 			return
 		}
-		for _, want := range []error{ErrPDFCorrupt, ErrPDFEncrypted, ErrPDFTimeout, ErrTextTooLarge} {
+		for _, want := range []error{ErrPDFCorrupt, ErrPDFEncrypted, ErrFileTimeout, ErrTextTooLarge} {
 			if errors.Is(err, want) {
 				return
 			}

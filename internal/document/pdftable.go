@@ -7,13 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/proc"
 )
 
 // Tables on PDF pages. pdftotext -raw prints a table row by row with its
@@ -43,7 +44,7 @@ func (w pdfWord) height() float64 { return w.y1 - w.y0 }
 // runPDFBoxes runs pdftotext -bbox-layout on path and returns the words of
 // every page.
 func runPDFBoxes(ctx context.Context, tool, path string, maxText int64) ([][]pdfWord, error) {
-	cmd := exec.CommandContext(ctx, tool, "-bbox-layout", "-enc", "UTF-8", path, "-")
+	cmd := proc.Command(ctx, tool, "-bbox-layout", "-enc", "UTF-8", path, "-")
 	var stdout, stderr bytes.Buffer
 	limit := maxText
 	if limit > 0 {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,7 +36,10 @@ type BuildOptions struct {
 	// MaxTextBytes caps the extracted text per file (document.Options);
 	// 0 means document.DefaultMaxTextBytes, negative no limit.
 	MaxTextBytes int64
-	HTMLMode     string // "markdown" (default) or "text"
+	// FileTimeout bounds the reading of one file, outside programs
+	// included (document.Options); 0 means document.DefaultFileTimeout.
+	FileTimeout time.Duration
+	HTMLMode    string // "markdown" (default) or "text"
 
 	// Embedder is "local" (default) or "openai". For openai, Remote must be
 	// set; it should cache by content hash so unchanged chunks are free.
@@ -57,6 +61,12 @@ type BuildOptions struct {
 	// model, when set, is used instead of fitting one.
 	refitAt float64
 	model   *embed.Local
+	// Tests only: crash, when set, is called after each file system
+	// operation of the switch (each file of the new generation, its
+	// installation, CURRENT, the removal of old generations, each stale
+	// page); an error stops the build right there, with no clean-up, as a
+	// kill would.
+	crash func(step string) error
 
 	Workers  int                                 // extraction/analysis workers; 0 = GOMAXPROCS
 	Progress func(phase string, done, total int) // optional
@@ -95,7 +105,11 @@ type Summary struct {
 // fails and the previous generation stays live, instead of committing an
 // index that silently lacks every document written after the disk filled. Pages of
 // sources that disappeared are deleted only after the new generation is
-// live, so a crash never leaves the live index citing deleted pages. A
+// live, so a crash never leaves the live index citing deleted pages; the
+// new generation records them (buildRecord.Removed), so a crash before
+// they are gone leaves the next build — also with Rebuild — knowing they
+// are stale: it deletes them and never indexes them as database-only
+// pages. A
 // previous generation whose files are damaged is never kept as "nothing
 // changed": it is rebuilt.
 func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
@@ -196,7 +210,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	defer stop()
 	var writeErr error // the first page database write failure
 	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes})
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -281,8 +295,25 @@ feed:
 			sum.Notes = append(sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
 		}
 	}
+	if sum.Documents == 0 {
+		// Nothing to index: say why, instead of failing later on an
+		// empty corpus (the embedder cannot be fitted on nothing).
+		sum.Seconds = time.Since(start).Seconds()
+		if len(sum.Skipped) > 0 {
+			return sum, fmt.Errorf("%w: all %d files of %s were skipped, each for the reason listed with it — fix or remove them and index again; the previous index, if any, stays in use", ErrNothingIndexed, len(sum.Skipped), opt.DataDir)
+		}
+		return sum, fmt.Errorf("%w: %s holds no .pdf, .md, .html or .txt file — put the documents there, or point to their folder", ErrNothingIndexed, opt.DataDir)
+	}
+	// The pages of sources this generation no longer has, deleted once it
+	// is live: recorded in it first, so wherever a crash hits, the next
+	// build still knows they are not copies.
+	stale := stalePages(db, prev, docs)
 	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
 		prevMeta.Documents == sum.Documents && sameSettings(prevMeta, opt) {
+		// A crash after the last switch may have left its stale pages.
+		if err := removePages(db, stale, opt.crash); err != nil {
+			return sum, err
+		}
 		sum.Unchanged = true
 		sum.Generation = prevMeta.Generation
 		sum.Seconds = time.Since(start).Seconds()
@@ -385,11 +416,14 @@ feed:
 			same = map[string]sameFile{embedderFile: {path: filepath.Join(prevGen, embedderFile), sum: sum}}
 		}
 	}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, &buildRecord{Docs: docs, Fit: leg.fit}, freeMemory, same); err != nil {
+	rec := &buildRecord{Docs: docs, Fit: leg.fit, Removed: stale}
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, rec, freeMemory, same, opt.crash); err != nil {
 		return sum, err
 	}
 	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
-	removeStale(db, prev, docs)
+	if err := removePages(db, stale, opt.crash); err != nil {
+		return sum, err
+	}
 	sum.Generation = gen
 	sum.Seconds = time.Since(start).Seconds()
 	return sum, nil
@@ -433,11 +467,17 @@ type storedDoc struct {
 	first int // index of the first chunk in the generation it was loaded from
 }
 
-// buildRecord is docs.gob: the documents of a generation and the state of
-// its local embedder's fit.
+// buildRecord is docs.gob: the documents of a generation, the state of
+// its local embedder's fit, and the pages it retired.
 type buildRecord struct {
 	Docs []*storedDoc
 	Fit  fitState
+	// Removed lists the page identities of sources the generation no
+	// longer has (deleted or skipped) whose files were still in the page
+	// database when it was written: they are deleted right after the
+	// switch. A build that finds any still there (the process was killed
+	// in between) deletes them, and never takes them for copies.
+	Removed []string
 }
 
 // openPrevious opens the live generation for reuse, sharing the build's
@@ -468,20 +508,21 @@ func sameSettings(m Meta, opt BuildOptions) bool {
 }
 
 // previous is what a build reuses of the live generation: its sources by
-// path and the page database copies it indexed by page identity.
+// path and the page database copies it indexed by page identity; and what
+// it must not take for copies: retired, the pages of sources it recorded
+// as removed and, when nothing is reused (Rebuild, changed settings), the
+// pages of all its sources.
 type previous struct {
 	sources map[string]*storedDoc
 	copies  map[string]*storedDoc
 	fit     fitState
+	retired []string
 }
 
 // loadPrevious returns the previous generation's documents, when they can
 // be reused by this build.
 func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) {
 	out := previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}
-	if opt.Rebuild {
-		return out, Meta{}, ""
-	}
 	gen, _, err := readCurrent(opt.Dir)
 	if err != nil {
 		return out, Meta{}, ""
@@ -491,20 +532,47 @@ func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) 
 		warn(fmt.Sprintf("previous index not reused: %v", err))
 		return out, Meta{}, ""
 	}
-	if meta.ChunkSize != opt.Chunk.Size || meta.ChunkOverlap != opt.Chunk.Overlap || meta.Analyzer != opt.Analyzer || meta.HTMLMode != opt.HTMLMode || meta.DatabaseDir != opt.DatabaseDir || meta.Categorized != (opt.Categorize != nil) {
-		return out, meta, gen // settings changed: re-extract everything, keep the generation counter
-	}
-	b, err := readChecked(gen, &meta, docsFile)
-	if err != nil {
-		warn(fmt.Sprintf("previous index not reused: %v", err))
-		return out, meta, gen
+	// retiredOnly keeps nothing of the previous generation but the pages
+	// it knew were its sources': a build that reuses nothing still must
+	// not index them as copies.
+	retiredOnly := func(rec *buildRecord) {
+		if meta.DatabaseDir != opt.DatabaseDir || rec == nil {
+			return // another page database: its pages are not ours to judge
+		}
+		out.retired = append(out.retired, rec.Removed...)
+		for _, d := range rec.Docs {
+			if !d.Extra {
+				out.retired = append(out.retired, d.Pages...)
+			}
+		}
 	}
 	var rec buildRecord
-	if err := decodeGob(b, &rec); err != nil {
-		// An index written before docs.gob held a buildRecord: its
-		// documents are extracted again, once.
+	b, err := readChecked(gen, &meta, docsFile)
+	readErr := err
+	if err == nil {
+		err = decodeGob(b, &rec)
+	}
+	if opt.Rebuild {
+		if err == nil {
+			retiredOnly(&rec)
+		}
+		return out, Meta{}, ""
+	}
+	if meta.ChunkSize != opt.Chunk.Size || meta.ChunkOverlap != opt.Chunk.Overlap || meta.Analyzer != opt.Analyzer || meta.HTMLMode != opt.HTMLMode || meta.DatabaseDir != opt.DatabaseDir || meta.Categorized != (opt.Categorize != nil) {
+		if err == nil {
+			retiredOnly(&rec)
+		}
+		return out, meta, gen // settings changed: re-extract everything, keep the generation counter
+	}
+	if err != nil {
+		// Unreadable, or an index written before docs.gob held a
+		// buildRecord: its documents are extracted again, once.
+		if readErr != nil {
+			warn(fmt.Sprintf("previous index not reused: %v", readErr))
+		}
 		return out, meta, gen
 	}
+	out.retired = rec.Removed
 	first := 0
 	for _, d := range rec.Docs {
 		d.first = first
@@ -516,7 +584,9 @@ func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) 
 		}
 	}
 	if first != meta.Chunks {
-		return previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}, meta, gen
+		out = previous{sources: map[string]*storedDoc{}, copies: map[string]*storedDoc{}}
+		retiredOnly(&rec)
+		return out, meta, gen
 	}
 	out.fit = rec.Fit
 	return out, meta, gen
@@ -602,6 +672,9 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 			known[id] = true
 		}
 	}
+	for _, id := range prev.retired {
+		known[id] = true
+	}
 	prevCopy := maps.Clone(prev.copies)
 	copies, err := db.Copies(ctx, func(id string) bool { return known[id] })
 	var out []*part
@@ -643,27 +716,51 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 	return out, changed, err
 }
 
-// removeStale deletes the page files of the previous generation's sources
-// that the new, now live, generation no longer cites: sources that
-// disappeared (with their page folders) and sources skipped this time.
-func removeStale(db document.Database, prev previous, kept []*storedDoc) {
+// stalePages lists, sorted, the page files of the previous generation's
+// sources — and of the sources it had retired itself — that the new
+// generation does not cite and that are still in the page database:
+// sources that disappeared, sources skipped this time, and whatever a
+// crash after the last switch left behind. Copies belong to the optimiser
+// and are never listed.
+func stalePages(db document.Database, prev previous, kept []*storedDoc) []string {
 	cited := map[string]bool{}
 	for _, sd := range kept {
 		for _, id := range sd.Pages {
 			cited[id] = true
 		}
 	}
-	for _, sd := range prev.sources { // copies belong to the optimiser
-		var stale []string
-		for _, id := range sd.Pages {
-			if !cited[id] {
-				stale = append(stale, id)
-			}
-		}
-		if len(stale) > 0 {
-			db.Remove(stale)
+	seen := map[string]bool{}
+	var out []string
+	add := func(id string) {
+		if !cited[id] && !seen[id] && db.Exists([]string{id}) {
+			seen[id] = true
+			out = append(out, id)
 		}
 	}
+	for _, sd := range prev.sources {
+		for _, id := range sd.Pages {
+			add(id)
+		}
+	}
+	for _, id := range prev.retired {
+		add(id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// removePages deletes stale page files (and folders left empty), one at a
+// time; crash is the tests' kill point after each.
+func removePages(db document.Database, stale []string, crash func(string) error) error {
+	for _, id := range stale {
+		db.Remove([]string{id})
+		if crash != nil {
+			if err := crash("remove " + id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ChunkTerms analyses every chunk's text with a, on all cores: the terms
@@ -765,9 +862,15 @@ func lexicalOf(ctx context.Context, a *analysis.Analyzer, chunks []chunk.Chunk) 
 //
 // same names files whose content is that of a file of the previous
 // generation: they are hard-linked from it (written when linking fails).
-func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func(), same map[string]sameFile) error {
+//
+// crash (tests only, may be nil) is called after each file system
+// operation; an error returns at once, leaving everything as a kill would.
+func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk.Chunk, lex *bm25.Index, vectors func(io.Writer) error, local *embed.Local, rec *buildRecord, freeMemory func(), same map[string]sameFile, crash func(string) error) error {
 	if rec == nil {
 		rec = &buildRecord{}
+	}
+	if crash == nil {
+		crash = func(string) error { return nil }
 	}
 	gen := meta.Generation
 	tmp := filepath.Join(dir, ".tmp-"+genName(gen))
@@ -802,10 +905,16 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 			return err
 		}
 		if f, ok := same[s.name]; ok && gw.link(s.name, f) {
+			if err := crash("link " + s.name); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := gw.write(s.name, s.fill); err != nil {
 			os.RemoveAll(tmp)
+			return err
+		}
+		if err := crash("write " + s.name); err != nil {
 			return err
 		}
 		// An encoder's buffers (the chunks' gob holds the whole file) are
@@ -818,6 +927,9 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 		os.RemoveAll(tmp)
 		return fmt.Errorf("write metadata: %w", err)
 	}
+	if err := crash("write " + metaFile); err != nil {
+		return err
+	}
 	final := filepath.Join(dir, genName(gen))
 	os.RemoveAll(final)
 	if err := os.Rename(tmp, final); err != nil {
@@ -827,11 +939,17 @@ func writeGeneration(ctx context.Context, dir string, meta *Meta, chunks []chunk
 	if err := syncDir(dir); err != nil {
 		return err
 	}
+	if err := crash("install " + genName(gen)); err != nil {
+		return err
+	}
 	if err := writeFileAtomic(filepath.Join(dir, currentFile), []byte(genName(gen)+"\n")); err != nil {
 		return fmt.Errorf("switch to the new generation: %w", err)
 	}
+	if err := crash("switch " + currentFile); err != nil {
+		return err
+	}
 	removeOldGenerations(dir, genName(gen))
-	return nil
+	return crash("remove old generations")
 }
 
 // Save writes an in-memory index (from FromChunks) to dir as a new
@@ -850,7 +968,7 @@ func (ix *Index) Save(ctx context.Context, dir string) error {
 	if meta.BuiltAt.IsZero() {
 		meta.BuiltAt = time.Now()
 	}
-	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory, nil); err != nil {
+	if err := writeGeneration(ctx, dir, &meta, ix.chunks, ix.lex, flatWriter(ix.vec), ix.local, nil, debug.FreeOSMemory, nil, nil); err != nil {
 		return err
 	}
 	ix.meta, ix.dir = meta, dir

@@ -71,6 +71,10 @@ var (
 	// damaged, missing or inconsistent files and another format version.
 	// Front ends say how to rebuild (the command line adds the command).
 	ErrDamaged = errors.New("the index must be rebuilt")
+	// ErrNothingIndexed means a build found no document it could index:
+	// the data folder holds no supported file, or every file was skipped
+	// (Summary.Skipped says why). The previous generation, if any, stays.
+	ErrNothingIndexed = errors.New("nothing to index")
 )
 
 // EmbedderInfo describes the vector leg an index was built with.

@@ -33,6 +33,8 @@ type IngestOptions struct {
 	// that crashed loses its documents to the others after it (default 2 min).
 	Lease       time.Duration
 	MaxFileSize int64
+	// FileTimeout bounds the reading of one file (document.Options).
+	FileTimeout time.Duration
 	// Rebuild re-extracts every document instead of copying unchanged ones
 	// (same source, same content hash) from the current generation.
 	Rebuild bool
@@ -104,7 +106,7 @@ func (db *DB) Ingest(ctx context.Context, opt IngestOptions) (IngestSummary, err
 	if err != nil {
 		return sum, fmt.Errorf("analyser: %w", err)
 	}
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn})
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, FileTimeout: opt.FileTimeout})
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup

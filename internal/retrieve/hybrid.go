@@ -13,6 +13,8 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/index"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Fusion methods.
@@ -89,9 +91,25 @@ type Info struct {
 	Elapsed     time.Duration // wall time of the search
 }
 
-// ErrEmptyQuery is returned by Search for a query that is empty or only
-// whitespace: there is nothing to rank by, so any result would be arbitrary.
+// ErrEmptyQuery is returned by Search for a query with nothing to search
+// for (Blank): there is nothing to rank by, so any result would be
+// arbitrary.
 var ErrEmptyQuery = errors.New("検索語が空です — 検索したい語句を指定してください (empty query: give the words to search for)")
+
+// Blank reports whether query holds nothing to search for: only white
+// space, control and format characters (NUL, escape sequences, zero-width
+// spaces, byte order marks), bytes that are not UTF-8 and the replacement
+// character that stands for them. Such a query is refused like an empty
+// one; searched, its bytes analyse to no term or to noise, and the
+// "results" would be arbitrary chunks.
+func Blank(query string) bool {
+	for _, r := range query {
+		if !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r) && r != utf8.RuneError {
+			return false
+		}
+	}
+	return true
+}
 
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
@@ -115,7 +133,7 @@ func (s *Searcher) Index() Store { return s.ix }
 // evidence) unless opt.NoEvidence is set.
 func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Result, Info, error) {
 	start := time.Now()
-	if strings.TrimSpace(query) == "" {
+	if Blank(query) {
 		return nil, Info{}, ErrEmptyQuery
 	}
 	if opt.K <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -172,7 +173,7 @@ func tokenFixture(t *testing.T) (*fixture, *fakeClock, *http.Client) {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
 	f := newFixture(t, fixtureOptions{
-		configure: func(o *Options) { o.Addr = "0.0.0.0:8080"; o.Token = testToken },
+		configure: func(o *Options) { o.Addr = "0.0.0.0:8080"; o.Token = testToken; o.TrustProxy = true },
 		prepare:   func(s *Server) { s.now = clock.now },
 	})
 	c := *f.ts.Client()
@@ -404,5 +405,63 @@ func TestSameOriginPOSTWithoutFetchMetadata(t *testing.T) {
 	resp, _ := f.do(t, "GET", "/login", "", nil)
 	if rp := resp.Header.Get("Referrer-Policy"); rp != "same-origin" {
 		t.Errorf("Referrer-Policy %q: browsers would send Origin: null on the login form", rp)
+	}
+}
+
+// TestForwardedForNeedsTrustProxy: without Options.TrustProxy a client on
+// this machine cannot escape the login throttle by naming itself anew in
+// X-Forwarded-For on every wrong token; with it (behind a reverse proxy)
+// each forwarded client is counted on its own.
+func TestForwardedForNeedsTrustProxy(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		clock := &fakeClock{t: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+		f := newFixture(t, fixtureOptions{
+			configure: func(o *Options) { o.Addr = "0.0.0.0:8080"; o.Token = testToken; o.TrustProxy = trust },
+			prepare:   func(s *Server) { s.now = clock.now },
+		})
+		c := *f.ts.Client()
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		throttled := 0
+		for i := range 20 {
+			resp := postLogin(t, f, &c, "wrong-token-guess", fmt.Sprintf("203.0.113.%d", i+1))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests {
+				throttled++
+			}
+		}
+		if !trust && throttled == 0 {
+			t.Error("without TrustProxy, rotating X-Forwarded-For escaped the throttle")
+		}
+		if trust && throttled != 0 {
+			t.Errorf("with TrustProxy, %d distinct forwarded clients were throttled", throttled)
+		}
+	}
+}
+
+// TestAdmissionBusy: when every slot is taken and none frees within the
+// queue wait, a search, an answer and a chat completion get 503 with
+// Retry-After; once a slot is free they run again.
+func TestAdmissionBusy(t *testing.T) {
+	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.MaxConcurrent = 1; o.QueueWait = time.Millisecond }})
+	release, ok := f.srv.admission.acquire(t.Context())
+	if !ok {
+		t.Fatal("the only slot is not free")
+	}
+	reqs := []struct{ method, path, body string }{
+		{"GET", "/api/search?q=" + urlq("アカウントロック 解除"), ""},
+		{"POST", "/api/ask", askBody},
+		{"POST", "/v1/chat/completions", `{"model":"shirube","messages":[{"role":"user","content":"アカウントロックの解除手順は？"}]}`},
+	}
+	for _, r := range reqs {
+		resp, b := f.do(t, r.method, r.path, r.body, nil)
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), `"busy"`) {
+			t.Errorf("%s %s while busy: %d Retry-After %q %s", r.method, r.path, resp.StatusCode, resp.Header.Get("Retry-After"), b)
+		}
+	}
+	release()
+	for _, r := range reqs {
+		if resp, b := f.do(t, r.method, r.path, r.body, nil); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s once free: %d %s", r.method, r.path, resp.StatusCode, b)
+		}
 	}
 }

@@ -236,6 +236,8 @@ func TestAskLimits(t *testing.T) {
 		{"body over 64 KiB", `{"question":"` + strings.Repeat("x", 70<<10) + `"}`, "application/json", 413, "body_too_large"},
 		{"question over 2000 runes", `{"question":"` + long + `"}`, "application/json", 400, "question_too_long"},
 		{"empty question", `{"question":"  "}`, "application/json", 400, "empty_question"},
+		{"control characters only", `{"question":"\u0000\u0001\u001b\u007f"}`, "application/json", 400, "empty_question"},
+		{"zero-width and BOM only", `{"question":"\u200b\ufeff\ufffd"}`, "application/json", 400, "empty_question"},
 		{"k too large", `{"question":"VPN 接続の手順","k":21}`, "application/json", 400, "invalid_k"},
 		{"negative k", `{"question":"VPN 接続の手順","k":-1}`, "application/json", 400, "invalid_k"},
 		{"weight over 1", `{"question":"VPN 接続の手順","bm25_weight":1.5}`, "application/json", 400, "invalid_bm25_weight"},
@@ -269,6 +271,9 @@ func TestSearch(t *testing.T) {
 		{"bm25 only", "?q=" + urlq("アカウントロック 解除") + "&k=3&bm25_weight=1", 200, 3, false},
 		{"weight given", "?q=" + urlq("アカウントロック 解除") + "&bm25_weight=0.5", 200, 4, false},
 		{"missing q", "", 400, 0, false},
+		{"NULs only", "?q=%00%00%00", 400, 0, false},
+		{"invalid bytes only", "?q=%FF%FE%C0", 400, 0, false},
+		{"control characters only", "?q=%01%1B%7F%09", 400, 0, false},
 		{"k not a number", "?q=x&k=abc", 400, 0, false},
 		{"k out of range", "?q=x&k=99", 400, 0, false},
 	}

@@ -69,7 +69,7 @@ func (s *Server) searchOptions(k int, w *float64) (retrieve.Options, error) {
 // checkQuestion trims q and enforces the length limit.
 func (s *Server) checkQuestion(q string) (string, error) {
 	q = strings.TrimSpace(q)
-	if q == "" {
+	if retrieve.Blank(q) { // control characters, NULs and invalid bytes too
 		return "", badRequest("empty_question", "質問が空です — 質問を入力してください")
 	}
 	if n := utf8.RuneCountInString(q); n > s.opt.MaxQuestionRunes {

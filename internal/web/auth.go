@@ -206,16 +206,17 @@ func retryAfter(d time.Duration) string {
 }
 
 // clientAddr names the client a request comes from, for the login
-// throttle: the peer's IP address, or, when the peer is a reverse proxy on
-// this machine (a loopback address) that sent X-Forwarded-For, the address
-// the proxy appended last. A remote client cannot reach the server from a
-// loopback address, so it cannot choose its own name this way.
-func clientAddr(r *http.Request) string {
+// throttle: the peer's IP address, or, when the server trusts a reverse
+// proxy (Options.TrustProxy) and the peer is on this machine (a loopback
+// address) and sent X-Forwarded-For, the address the proxy appended last.
+// A remote client cannot reach the server from a loopback address, and
+// without TrustProxy no local process can choose its name either.
+func (s *Server) clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	if IsLoopback(host) {
+	if s.opt.TrustProxy && IsLoopback(host) {
 		if xff := r.Header.Values("X-Forwarded-For"); len(xff) > 0 {
 			parts := strings.Split(xff[len(xff)-1], ",")
 			if last := strings.TrimSpace(parts[len(parts)-1]); last != "" {
@@ -252,7 +253,7 @@ const (
 // cookie. wait is set for authWrong and authThrottled.
 func (s *Server) authenticate(r *http.Request) (res authResult, wait time.Duration) {
 	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
-		client := clientAddr(r)
+		client := s.clientAddr(r)
 		if w := s.throttle.wait(client); w > 0 {
 			return authThrottled, w
 		}
@@ -353,7 +354,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	client := clientAddr(r)
+	client := s.clientAddr(r)
 	if wait := s.throttle.wait(client); wait > 0 {
 		w.Header().Set("Retry-After", retryAfter(wait))
 		s.renderLogin(w, http.StatusTooManyRequests, fmt.Sprintf(msgLoginThrottled, retryAfter(wait)))

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -108,6 +109,35 @@ func TestAPIStreamCutOff(t *testing.T) {
 	}
 	if es, _ := auditlog.ReadAll(context.Background(), f.logs); len(es) != 1 || !es[0].Incomplete {
 		t.Errorf("audit log: %+v", es)
+	}
+}
+
+// TestOpenAIStreamCutOff: the OpenAI-compatible stream of an answer whose
+// model stream was cut off ends with finish_reason "length" and the
+// incomplete notice in the text, as /api/ask marks it.
+func TestOpenAIStreamCutOff(t *testing.T) {
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Text: "バックアップからの復旧は次の手順で行います [1]。 1. 対象を確認する。", Chunks: 6, CutAfter: 3}
+	})
+	f := llmServer(t, fake, true, t.TempDir(), nil)
+	const body = `{"model": "shirube", "stream": %s, "messages": [{"role": "user", "content": "バックアップからの復旧手順は？"}]}`
+	_, b := f.do(t, "POST", "/v1/chat/completions", fmt.Sprintf(body, "true"), nil)
+	var text strings.Builder
+	finish := ""
+	for _, ev := range readSSE(t, strings.NewReader(string(b))) {
+		var c chatResponse
+		if ev.data == "[DONE]" || json.Unmarshal([]byte(ev.data), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		if d := c.Choices[0].Delta; d != nil {
+			text.WriteString(d.Content)
+		}
+		if fr := c.Choices[0].FinishReason; fr != nil {
+			finish = *fr
+		}
+	}
+	if finish != "length" || !strings.Contains(text.String(), assistant.NoticeIncomplete) {
+		t.Errorf("stream: finish_reason %q, text %q; want length and the incomplete notice", finish, text.String())
 	}
 }
 

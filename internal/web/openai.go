@@ -165,7 +165,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		cs := replyCitations(rep)
-		stop := "stop"
+		stop := finishReason(rep)
 		u := usageOf(rep)
 		writeJSON(w, http.StatusOK, chatResponse{
 			ID: id, Object: "chat.completion", Created: created, Model: ModelID,
@@ -246,11 +246,17 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if rep.Incomplete && got != "" {
+		// The model's stream was cut off: what the client has is only
+		// part of an answer. Say so in the text (a chat client shows
+		// it) and in finish_reason, as /api/ask marks it incomplete.
+		tail += "\n\n" + assistant.NoticeIncomplete
+	}
 	cs := replyCitations(rep)
 	if t := tail + citationsText(cs); t != "" {
 		send(chunk(chatDelta{Content: t}, nil))
 	}
-	stop := "stop"
+	stop := finishReason(rep)
 	last := chunk(chatDelta{}, &stop)
 	last.Citations, last.Flags = cs, &rep.Flags
 	send(last)
@@ -259,6 +265,15 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		send(chatResponse{ID: id, Object: "chat.completion.chunk", Created: created, Model: ModelID, Choices: []chatChoice{}, Usage: &u})
 	}
 	sse.data([]byte("[DONE]"))
+}
+
+// finishReason is the OpenAI finish_reason of a reply: "length" for an
+// answer whose model stream was cut off (Reply.Incomplete), else "stop".
+func finishReason(rep assistant.Reply) string {
+	if rep.Incomplete {
+		return "length"
+	}
+	return "stop"
 }
 
 func replyCitations(rep assistant.Reply) []Citation {

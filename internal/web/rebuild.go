@@ -189,12 +189,14 @@ type StatusResponse struct {
 func (s *Server) status() StatusResponse {
 	resp := StatusResponse{Rebuild: s.rebuild.snapshot()}
 	switch {
-	case s.asst.Searcher() == nil:
-		resp.Index.Message = NoIndexMessage
-	case s.opt.Status == nil:
+	case s.asst.Searcher() != nil:
+		// What is served, not what is on disk: between a build's switch
+		// and the swap (a poll) they differ.
 		ix := s.asst.Searcher().Index()
 		m := ix.Meta()
-		resp.Index = IndexStatus{Ready: true, Status: Status{Documents: m.Documents, Pages: m.Pages, Chunks: ix.Len(), BuiltAt: m.BuiltAt, Embedder: m.Embedder.Kind, DataDir: m.DataDir}}
+		resp.Index = IndexStatus{Ready: true, Status: Status{Documents: m.Documents, Pages: m.Pages, Chunks: ix.Len(), BuiltAt: m.BuiltAt, Embedder: m.Embedder.Kind, DataDir: m.DataDir, Generation: m.Generation}}
+	case s.opt.Status == nil:
+		resp.Index.Message = NoIndexMessage
 	default:
 		st, err := s.opt.Status()
 		if err != nil {

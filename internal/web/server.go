@@ -72,6 +72,8 @@ type Status struct {
 	BuiltAt   time.Time `json:"built_at,omitzero"`
 	Embedder  string    `json:"embedder,omitempty"`
 	DataDir   string    `json:"data_dir,omitempty"`
+	// Generation is the index generation the server answers from.
+	Generation int `json:"generation,omitempty"`
 }
 
 // Options configure a Server. Assistant is required.
@@ -82,8 +84,9 @@ type Options struct {
 	Assistant *assistant.Assistant
 	// Rebuild rebuilds the index; nil disables the rebuild button.
 	Rebuild RebuildFunc
-	// Status reads the live index's metadata; an error means there is no
-	// usable index.
+	// Status reads the live index's metadata while the assistant has no
+	// searcher yet; an error means there is no usable index. Once a
+	// searcher is in, the status is that of the generation it serves.
 	Status func() (Status, error)
 	// Tokenizer finds the key terms of earlier questions when a follow-up
 	// is rewritten; Rewriter, when set, rewrites follow-ups with a model.
@@ -98,6 +101,11 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// the API and entered once on /login for the page.
 	Token string
+	// TrustProxy believes X-Forwarded-For from a loopback peer (a reverse
+	// proxy on this machine) when naming the client for the login
+	// throttle. Off (the default), the peer's address is the client:
+	// a header any local process can set never chooses its name.
+	TrustProxy bool
 
 	// DataDir is the folder the index is built from (default ./data): the
 	// sidebar shows it and a rebuild reads it. DataDirs are further folders
@@ -110,6 +118,14 @@ type Options struct {
 	MaxQuestionRunes int           // question length limit (default 2,000)
 	AskTimeout       time.Duration // limit on one answer (default 3 min)
 	MaxSessions      int           // browser sessions kept in memory (default 1,000)
+
+	// MaxConcurrent is how many searches and answers run at once (default:
+	// the number of cores, GOMAXPROCS); QueueWait how long one more waits
+	// for its turn before it gets 503 with Retry-After (default 1 s). An
+	// answer holds its slot until its last byte: with a remote model,
+	// whose answers mostly wait on the network, raise MaxConcurrent.
+	MaxConcurrent int
+	QueueWait     time.Duration
 
 	// Logger receives one line per request (method, route, status,
 	// duration — never the question or a secret). nil discards.
@@ -126,10 +142,12 @@ type Server struct {
 	metrics  *metrics
 	sessions *sessionStore
 	rebuild  *rebuilder
-	page     *pageRenderer
-	logins   *loginStore // browsers logged in with the token
-	throttle *throttle   // clients that got the token wrong
-	now      func() time.Time
+	// admission bounds the searches and answers running at once.
+	admission *admission
+	page      *pageRenderer
+	logins    *loginStore // browsers logged in with the token
+	throttle  *throttle   // clients that got the token wrong
+	now       func() time.Time
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -192,6 +210,7 @@ func New(opt Options) (*Server, error) {
 	})
 	s.throttle = newThrottle(func() time.Time { return s.now() })
 	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
+	s.admission = newAdmission(opt.MaxConcurrent, opt.QueueWait)
 	s.routes()
 	csrf := http.NewCrossOriginProtection()
 	var h http.Handler = csrf.Handler(s.mux)
@@ -308,12 +327,12 @@ func (s *Server) routes() {
 	s.handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealth))
 	s.handle("GET /metrics", "metrics", s.authAPI(s.metrics.handler()))
 	s.handle("GET /api/status", "status", s.authAPI(http.HandlerFunc(s.handleStatus)))
-	s.handle("GET /api/search", "search", s.authAPI(http.HandlerFunc(s.handleSearch)))
-	s.handle("POST /api/ask", "ask", s.authAPI(http.HandlerFunc(s.handleAsk)))
+	s.handle("GET /api/search", "search", s.authAPI(s.admit(s.handleSearch)))
+	s.handle("POST /api/ask", "ask", s.authAPI(s.admit(s.handleAsk)))
 	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
 	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
-	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(http.HandlerFunc(s.handleChatCompletions)))
+	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "ページが見つかりません: "+r.URL.Path)
 	})

@@ -232,7 +232,11 @@ func Undo(ctx context.Context, manifestPath, database string) (UndoReport, error
 	}
 	local := func(rel string) (string, bool) {
 		full := filepath.Join(m.Root, filepath.FromSlash(rel))
-		if !filepath.IsLocal(filepath.FromSlash(rel)) || !strictlyInside(db, full) || !resolvesInside(realDB, full) {
+		inside := filepath.IsLocal(filepath.FromSlash(rel)) && strictlyInside(db, full)
+		if _, err := os.Lstat(full); inside && errors.Is(err, fs.ErrNotExist) {
+			return "", false // already gone (an undo that ran before): nothing to do
+		}
+		if !inside || !resolvesInside(realDB, full) {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: not inside the database %s; left alone", rel, db))
 			return "", false
 		}

@@ -168,6 +168,13 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 	if after := snapshot(t, root); !reflect.DeepEqual(after, before) {
 		t.Errorf("tree after undo:\n%v\nwant\n%v", after, before)
 	}
+	// Undone again: nothing left to remove, and no false problem.
+	for i := len(manifests) - 1; i >= 0; i-- {
+		rep, err := Undo(t.Context(), manifests[i], filepath.Join(root, "database"))
+		if err != nil || len(rep.Problems) > 0 || len(rep.Removed) != 0 {
+			t.Errorf("second undo %d: %+v %v", i, rep, err)
+		}
+	}
 }
 
 func TestRunNewFolderInPlaceAndUndoReport(t *testing.T) {
