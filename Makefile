@@ -4,7 +4,7 @@ BIN     := bin/shirube
 DEMO    := .demo
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build deps test vet staticcheck race demo bench bench-qa bench-scale clean fuzz reliability
+.PHONY: all build deps test vet staticcheck race demo bench bench-qa bench-scale clean fuzz model reliability
 
 # VERSION is what `shirube version` prints; a build outside a tagged checkout
 # says "dev".
@@ -85,6 +85,11 @@ POINTS     ?= 10000,50000,100000,280000
 bench-scale: build
 	@test -f $(LAW_CORPUS)/index.tsv || { mkdir -p $(LAW_CORPUS) && tar xJf $(QA)/law-corpus-ja/law-corpus-ja.tar.xz -C $(LAW_CORPUS) --strip-components=1; }
 	$(BIN) bench scale --corpus $(LAW_CORPUS) --points $(POINTS) --png docs/scale.png
+
+# model re-creates the learned reader (internal/reader/model.json) from
+# JaQuAD train beside the checkout (../shared/datasets/jaquad-train).
+model: build
+	$(BIN) train --training-data $(QA)/jaquad-train/train.json.xz --out internal/reader/model.json
 
 # fuzz runs every fuzz target of the module (found by `go test -list`) for
 # FUZZTIME each.

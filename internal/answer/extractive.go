@@ -390,9 +390,9 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 		own := r.Heading
 		if i := strings.Index(own, " > "); i >= 0 {
 			own = own[i+3:]
-		} else {
+		} else if !strings.EqualFold(path.Ext(r.Source), ".pdf") {
 			continue // no section below the title
-		}
+		} // a PDF's headings are its numbered sections, never its title
 		hn := analysis.Normalize(own)
 		score := 0.0
 		if analysis.IsProcedure(hn) {

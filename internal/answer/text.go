@@ -62,6 +62,9 @@ func candidateLineInfo(text string) []candLine {
 		if i+1 < len(lines) && strings.HasPrefix(line, "|") && tableRule.MatchString(strings.TrimSpace(lines[i+1])) {
 			continue // a table's header row labels columns; it states nothing
 		}
+		// PDF text often loses the space after an item number
+		// (「1.タスクトレイの…」): the number still opens a step.
+		line = tightItem.ReplaceAllString(line, "$1 $2")
 		item := listItem.MatchString(line)
 		number := strings.TrimSpace(itemNumber.FindString(line))
 		line = strings.TrimSpace(bulletPrefix.ReplaceAllString(line, ""))
@@ -71,6 +74,9 @@ func candidateLineInfo(text string) []candLine {
 	}
 	return out
 }
+
+// tightItem matches an item number followed directly by Japanese text.
+var tightItem = regexp.MustCompile(`^(\d{1,3}[.)．])([\p{Han}\p{Hiragana}\p{Katakana}「『（])`)
 
 // itemNumber matches the number that opens a numbered list item.
 var itemNumber = regexp.MustCompile(`^(?:\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`)

@@ -163,3 +163,13 @@ func TestTrainEndToEnd(t *testing.T) {
 		t.Errorf("provenance %q", back.Provenance)
 	}
 }
+
+// BenchmarkDefault measures what loading the shipped model adds to a cold
+// `ask` (decoding the embedded JSON).
+func BenchmarkDefault(b *testing.B) {
+	for b.Loop() {
+		if _, err := Default(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
