@@ -54,6 +54,8 @@ const (
 	DefaultEmbedder       = EmbedderLocal
 	// DefaultLLMTimeout bounds each whole LLM call (llm.DefaultCallTimeout).
 	DefaultLLMTimeout = 60 * time.Second
+	// DefaultOCRTimeout bounds one page's OCR (ocr.DefaultTimeout).
+	DefaultOCRTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -126,6 +128,17 @@ type Config struct {
 	LLMTimeout time.Duration
 	Token      string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 
+	// OCR selects the PDF pages `shirube index` reads with Tesseract:
+	// auto (default: pages without a usable text layer), always or never
+	// (SHIRUBE_OCR, --ocr). Image files are read whenever it is not never.
+	OCR string
+	// OCRTimeout bounds one page's OCR; a slower page is skipped with a
+	// note (SHIRUBE_OCR_TIMEOUT, --ocr-timeout, default 60 s).
+	OCRTimeout time.Duration
+	// OCRCache is the folder of cached OCR results, one per page image
+	// (SHIRUBE_OCR_CACHE); empty means ocr-cache/ in the index folder.
+	OCRCache string
+
 	// DataAllow lists further folders `serve` may rebuild its index from
 	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
 	// other folder is ever read on a client's request.
@@ -155,6 +168,8 @@ func Default() Config {
 		Audit:             "jsonl",
 		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
+		OCR:               "auto",
+		OCRTimeout:        DefaultOCRTimeout,
 	}
 }
 
@@ -292,6 +307,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("workers %d must be at least 1", c.Workers))
+	}
+	if c.OCRTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("OCR timeout %s must be positive (e.g. 60s or 2m)", c.OCRTimeout))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))

@@ -2,7 +2,8 @@
 // pages of Markdown and writes them to the per-page Markdown database.
 //
 // A Document is what one source file becomes: an ordered list of Pages. A PDF
-// has one Page per physical page; every other kind has exactly one Page.
+// has one Page per physical page, an image file one per image (a TIFF may
+// hold several); every other kind has exactly one Page.
 // Page text is kept as extracted (the original wording, for display); analysis
 // normalises it separately.
 //
@@ -30,6 +31,7 @@ const (
 	Markdown Kind = "markdown"
 	HTML     Kind = "html"
 	Text     Kind = "text"
+	Image    Kind = "image" // .png .jpg .jpeg .tif .tiff, read by OCR; a TIFF may hold several pages
 )
 
 // Page is one page of a document, as Markdown.

@@ -62,6 +62,9 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	} else {
 		e.warn(pdfInstallHint)
 		texts, err = goPDFText(ctx, data, e.maxText())
+		if err == nil {
+			err = goPDFUsable(texts)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -69,12 +72,19 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	if len(texts) == 0 {
 		return nil, nil, fmt.Errorf("%w — the file may be damaged; re-export it", ErrPDFNoPages)
 	}
+	ocrd, notes := e.ocrPDF(ctx, path, texts)
 	pages := make([]Page, len(texts))
-	var notes []string
 	for i, t := range texts {
 		t = strings.TrimRight(normalizeNewlines(strings.ToValidUTF8(t, "\uFFFD")), " \t\n")
 		n := i + 1
+		if o, ok := ocrd[i]; ok {
+			pages[i] = Page{Number: n, Text: o.text}
+			continue
+		}
 		switch {
+		case Unusable(t):
+			t = ""
+			notes = append(notes, fmt.Sprintf("page %d: text layer unreadable (mostly unknown or private-use characters) — not indexed; OCR reads such pages (--ocr auto, Tesseract)", n))
 		case strings.TrimSpace(t) == "":
 			t = ""
 			notes = append(notes, fmt.Sprintf("page %d: no text layer — scanned?", n))
