@@ -41,10 +41,15 @@ const (
 	// gigapixels: a decompression bomb).
 	DefaultMaxImagePixels = 100_000_000
 	// inkDPI is the resolution of the quick render that estimates a page's
-	// ink, and inkPerRune the dark pixels one character of body text
-	// leaves at that resolution (measured on the pdf-ja pages).
+	// ink (pixels darker than 160 of 255). On the pdf-ja pages a character
+	// of the text layer goes with 0.02 (thin type, whose strokes average
+	// to light grey) to 5.8 (a title page with graphics) such pixels at
+	// this resolution; a page with more than inkPerRune per character plus
+	// inkSlack has text that its layer lacks. A scanned body page leaves
+	// 250 to 4,000.
 	inkDPI     = 20
-	inkPerRune = 2.0
+	inkPerRune = 8
+	inkSlack   = 200
 	// inkCheckRunes: a text layer with at least this many characters is
 	// taken as it is; a shorter one is compared with the page's ink.
 	inkCheckRunes = 200
@@ -233,7 +238,7 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 				continue
 			}
 			ink, err := e.pageInk(ctx, path, i+1)
-			if err == nil && float64(ink)/inkPerRune > 4*float64(visibleRunes(t))+100 {
+			if err == nil && ink > inkPerRune*visibleRunes(t)+inkSlack {
 				kept = append(kept, i)
 			}
 		}
