@@ -49,6 +49,10 @@ type Document struct {
 	Size    int64     // source size in bytes
 	Hash    string    // hex SHA-256 of the source bytes
 	Notes   []string  // one-line warnings that did not stop ingestion, e.g. "page 2: no text layer — scanned?"
+	// OCRPending says that a page OCR could read was left empty (OCR was
+	// off, Tesseract missing, the page timed out): the next build that can
+	// run OCR reads the file again even though it did not change.
+	OCRPending bool
 }
 
 // Skip records a file that was not ingested and why, in one line.

@@ -203,6 +203,7 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 	if err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
 	}
+	doc.OCRPending = ocrPending(doc.Notes)
 	if len(doc.Pages) == 1 && strings.TrimSpace(doc.Pages[0].Text) == "" && kind != PDF && kind != Image {
 		doc.Notes = append(doc.Notes, "no text found")
 	}

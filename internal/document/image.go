@@ -60,7 +60,7 @@ func (e *Extractor) extractImage(ctx context.Context, path string, data []byte) 
 			switch {
 			case ctx.Err() != nil:
 			case err != nil:
-				notes[i] = fmt.Sprintf("page %d: not OCR'd — %v", i+1, err)
+				notes[i] = fmt.Sprintf("page %d: %s — %v", i+1, noteNotOCRd, err)
 			case strings.TrimSpace(r.Text) == "":
 				notes[i] = fmt.Sprintf("page %d: OCR found no text", i+1)
 			default:

@@ -55,6 +55,31 @@ const (
 	inkCheckRunes = 200
 )
 
+// The notes of PDF pages left empty that OCR could read; OCRPending is
+// derived from them (see ocrPending).
+const (
+	noteNoText     = "no text layer — scanned?"
+	noteUnreadable = "text layer unreadable (mostly unknown or private-use characters) — not indexed; OCR reads such pages (--ocr auto, Tesseract)"
+	noteNotOCRd    = "not OCR'd"
+)
+
+// ocrPending reports whether notes say a page was left for OCR.
+func ocrPending(notes []string) bool {
+	for _, n := range notes {
+		if strings.HasSuffix(n, noteNoText) || strings.HasSuffix(n, noteUnreadable) || strings.Contains(n, ": "+noteNotOCRd+" — ") {
+			return true
+		}
+	}
+	return false
+}
+
+// CanOCR reports whether e reads pages by OCR: a mode other than never,
+// Tesseract and pdftoppm installed. Database.Sync reads a document whose
+// pages were left for OCR (Document.OCRPending) again when it can.
+func (e *Extractor) CanOCR(ctx context.Context) bool {
+	return e.ocrMode() != OCRNever && e.ocrReady(ctx, true)
+}
+
 // Unusable reports whether extracted text is not readable text: more than
 // a fifth of its visible characters are U+FFFD, private-use code points,
 // control characters or Latin-1 letters — what a font with its own
@@ -275,7 +300,7 @@ func (e *Extractor) ocrPDFPage(ctx context.Context, path string, n int, size [2]
 	}
 	defer release()
 	if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
-		return nil, fmt.Sprintf("page %d: not OCR'd — %.0f megapixels at %d dpi is over the limit of %d", n, px/1e6, OCRDPI, e.maxPixels()/1_000_000)
+		return nil, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000)
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
 	img, err := e.renderPage(rctx, path, n, OCRDPI)
@@ -284,7 +309,7 @@ func (e *Extractor) ocrPDFPage(ctx context.Context, path string, n int, size [2]
 		if ctx.Err() != nil {
 			return nil, ""
 		}
-		return nil, fmt.Sprintf("page %d: not OCR'd — rendering failed: %v", n, err)
+		return nil, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err)
 	}
 	r, err := e.opt.OCR.Recognize(ctx, img, 0)
 	img = nil
@@ -292,7 +317,7 @@ func (e *Extractor) ocrPDFPage(ctx context.Context, path string, n int, size [2]
 		if ctx.Err() != nil {
 			return nil, ""
 		}
-		return nil, fmt.Sprintf("page %d: not OCR'd — %v", n, err)
+		return nil, fmt.Sprintf("page %d: %s — %v", n, noteNotOCRd, err)
 	}
 	if mode == OCRAuto && strings.TrimSpace(layer) != "" && !Unusable(layer) &&
 		visibleRunes(r.Text) < 2*visibleRunes(layer)+20 {

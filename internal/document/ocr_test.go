@@ -268,7 +268,7 @@ func TestOCRMissingTesseract(t *testing.T) {
 			t.Errorf("image: err = %v, want ErrOCROff", err)
 		}
 		doc, err := x.Extract(ctx, fileFor(t, "testdata/ocr/scanned.pdf"))
-		if err != nil || doc.Pages[0].Text != "" || !strings.Contains(strings.Join(doc.Notes, ";"), "no text layer") {
+		if err != nil || doc.Pages[0].Text != "" || !strings.Contains(strings.Join(doc.Notes, ";"), "no text layer") || !doc.OCRPending {
 			t.Errorf("scanned.pdf: %v %+v", err, doc)
 		}
 	}

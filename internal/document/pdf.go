@@ -84,10 +84,10 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 		switch {
 		case Unusable(t):
 			t = ""
-			notes = append(notes, fmt.Sprintf("page %d: text layer unreadable (mostly unknown or private-use characters) — not indexed; OCR reads such pages (--ocr auto, Tesseract)", n))
+			notes = append(notes, fmt.Sprintf("page %d: %s", n, noteUnreadable))
 		case strings.TrimSpace(t) == "":
 			t = ""
-			notes = append(notes, fmt.Sprintf("page %d: no text layer — scanned?", n))
+			notes = append(notes, fmt.Sprintf("page %d: %s", n, noteNoText))
 		case isBlankMarker(t):
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""
