@@ -366,11 +366,9 @@ func buildOptions(cfg config.Config, warn func(string)) (index.BuildOptions, err
 		Embedder:       string(cfg.Embedder),
 		EmbeddingModel: cfg.EmbeddingModel,
 		Warn:           warn,
+		OCR:            newOCR(cfg),
 		OCRMode:        document.OCRMode(cfg.OCR),
 		OCRTimeout:     cfg.OCRTimeout,
-	}
-	if cfg.OCR != string(document.OCRNever) {
-		opt.OCR = newOCR(cfg)
 	}
 	if cfg.Embedder == config.EmbedderOpenAI {
 		remote, err := newRemoteEmbedder(cfg)

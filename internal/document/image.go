@@ -35,7 +35,10 @@ func (e *Extractor) extractImage(ctx context.Context, path string, data []byte) 
 			return nil, nil, fmt.Errorf("image %d is %d×%d pixels, over the limit of %d megapixels — a decompression bomb or a very large scan; scale it down", i+1, d[0], d[1], e.maxPixels()/1_000_000)
 		}
 	}
-	if e.ocrMode() == OCRNever {
+	switch {
+	case e.opt.OCR == nil:
+		return nil, nil, ErrOCROff
+	case e.ocrMode() == OCRNever:
 		return nil, nil, fmt.Errorf("%w (--ocr never)", ErrOCROff)
 	}
 	if !e.ocrReady(ctx, false) {
