@@ -69,6 +69,9 @@ type Piece struct {
 //     per innermost heading, its heading lines with an empty Body, so it
 //     can still be found.
 //
+// A line that is one whole HTML comment ("<!-- … -->", such as the marker
+// of an OCR'd page) belongs to no piece.
+//
 // Invalid UTF-8 is replaced by U+FFFD and line endings are normalized to
 // "\n". Split returns an error only for invalid options.
 func Split(markdown string, opt Options) ([]Piece, error) {
