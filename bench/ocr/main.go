@@ -15,7 +15,13 @@
 // with white space removed; CER is the Levenshtein distance over the
 // reference length. "CER w/o leaders" also removes runs of three or more
 // dot-leader characters (. ・ … ‥ ･), which a table of contents is full
-// of and OCR reads as a few dashes or drops. Pages whose text layer is
+// of and OCR reads as a few dashes or drops. "Order-free CER" counts the
+// characters as a multiset — max(reference characters OCR lacks, OCR
+// characters the reference lacks) over the reference length, the fewest
+// edits if reading order did not count — which separates misread
+// characters from text read in another order (table columns, captions,
+// page headers). The median page CER is given too; -pages FILE writes
+// every page's figures. Pages whose text layer is
 // empty are left out. With -cache, results are cached there (a second run
 // is free; use a fresh folder to time OCR).
 package main
@@ -40,6 +46,7 @@ import (
 )
 
 type page struct {
+	images   bool // the original page holds a raster image, whose text its text layer lacks
 	doc      string
 	n        int
 	ref, got string
@@ -54,6 +61,7 @@ func main() {
 	workers := flag.Int("workers", 2, "pages read at once")
 	cache := flag.String("cache", "", "OCR cache folder (empty: none)")
 	threads := flag.Int("threads", 1, "OMP_THREAD_LIMIT per tesseract")
+	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
 	var fixtures []string
 	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
 		fixtures = append(fixtures, s)
@@ -80,6 +88,7 @@ func main() {
 			name := filepath.Base(orig)
 			img := filepath.Join(*images, name)
 			refs, err := textLayer(ctx, orig)
+			withImages := imagePages(ctx, orig)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, name, err)
 				continue
@@ -88,7 +97,7 @@ func main() {
 				if strings.TrimSpace(ref) == "" {
 					continue
 				}
-				p := &page{doc: name, n: i + 1, ref: ref}
+				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1]}
 				pages = append(pages, p)
 				n := i + 1
 				jobs = append(jobs, job{p, func() ([]byte, error) { return render(ctx, img, n) }})
@@ -143,7 +152,12 @@ func main() {
 	took := time.Since(start)
 	fmt.Fprintln(os.Stderr)
 
-	type agg struct{ dist, dist2, ref, ref2, pages, failed, vertical int }
+	type agg struct {
+		dist, dist2, bag, ref, ref2, pages, failed, vertical int
+		cers                                                 []float64
+	}
+	var perPage strings.Builder
+	perPage.WriteString("document\tpage\tref_chars\tcer\torder_free_cer\tconfidence\n")
 	byDoc := map[string]*agg{}
 	var order []string
 	total := &agg{}
@@ -158,8 +172,12 @@ func main() {
 		d := levenshtein(got, ref)
 		ref2, got2 := norm(leaders.ReplaceAllString(p.ref, "")), norm(leaders.ReplaceAllString(p.got, ""))
 		d2 := levenshtein(got2, ref2)
+		bag := bagDistance(got, ref)
+		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
 		for _, x := range []*agg{a, total} {
 			x.dist += d
+			x.bag += bag
+			x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
 			x.ref += len(ref)
 			x.dist2 += d2
 			x.ref2 += len(ref2)
@@ -175,16 +193,42 @@ func main() {
 			fmt.Fprintf(os.Stderr, "%s p.%d: %v\n", p.doc, p.n, p.err)
 		}
 	}
-	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER | CER w/o leaders |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	if *pagesOut != "" {
+		if err := os.WriteFile(*pagesOut, []byte(perPage.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER | CER w/o leaders | order-free CER | median page CER |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	row := func(name string, a *agg) {
-		fmt.Printf("| %s | %d | %d | %d | %d | %.2f %% | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
-			100*float64(a.dist)/float64(max(a.ref, 1)), 100*float64(a.dist2)/float64(max(a.ref2, 1)))
+		sort.Float64s(a.cers)
+		fmt.Printf("| %s | %d | %d | %d | %d | %.2f %% | %.2f %% | %.2f %% | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
+			100*float64(a.dist)/float64(max(a.ref, 1)), 100*float64(a.dist2)/float64(max(a.ref2, 1)),
+			100*float64(a.bag)/float64(max(a.ref, 1)), 100*a.cers[len(a.cers)/2])
 	}
 	for _, d := range order {
 		row(d, byDoc[d])
 	}
 	row("**all**", total)
+	text := &agg{}
+	for _, p := range pages {
+		if p.images || !strings.HasSuffix(p.doc, ".pdf") {
+			continue
+		}
+		ref, got := norm(p.ref), norm(p.got)
+		d := levenshtein(got, ref)
+		text.dist += d
+		text.bag += bagDistance(got, ref)
+		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
+		text.ref += len(ref)
+		ref2, got2 := norm(leaders.ReplaceAllString(p.ref, "")), norm(leaders.ReplaceAllString(p.got, ""))
+		text.dist2 += levenshtein(got2, ref2)
+		text.ref2 += len(ref2)
+		text.pages++
+	}
+	if text.pages > 0 {
+		row("PDF pages without raster images", text)
+	}
 	runs := eng.Runs()
 	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs\n",
 		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs)
@@ -216,6 +260,44 @@ func levenshtein(a, b []rune) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(a)]
+}
+
+// bagDistance is the fewest edits from a to b when order does not count:
+// the larger of the characters b has that a lacks and those a has that b
+// lacks (as multisets).
+func bagDistance(a, b []rune) int {
+	count := map[rune]int{}
+	for _, r := range b {
+		count[r]++
+	}
+	for _, r := range a {
+		count[r]--
+	}
+	var missing, extra int
+	for _, c := range count {
+		if c > 0 {
+			missing += c
+		} else {
+			extra -= c
+		}
+	}
+	return max(missing, extra)
+}
+
+// imagePages lists the pages of pdf that hold a raster image (pdfimages
+// -list): text in a figure is on the page image but not in the text layer.
+func imagePages(ctx context.Context, pdf string) map[int]bool {
+	out, _ := exec.CommandContext(ctx, "pdfimages", "-list", pdf).Output()
+	pages := map[int]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[2] == "image" {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				pages[n] = true
+			}
+		}
+	}
+	return pages
 }
 
 // textLayer is pdftotext -raw of every page.
