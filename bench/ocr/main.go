@@ -230,8 +230,9 @@ func main() {
 		row("PDF pages without raster images", text)
 	}
 	runs := eng.Runs()
-	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs\n",
-		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs)
+	cpu := eng.CPUTime().Seconds()
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.1f CPU s per page read)\n",
+		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)))
 }
 
 // leaders matches a run of dot leaders.
