@@ -13,9 +13,9 @@
 // read by internal/ocr exactly as `shirube index` does; the reference is
 // `pdftotext -raw` of the original page. Both texts are NFKC-normalised
 // with white space removed; CER is the Levenshtein distance over the
-// reference length. "CER w/o leaders" also removes runs of three or more
-// dot-leader characters (. ・ … ‥ ･), which a table of contents is full
-// of and OCR reads as a few dashes or drops. "Order-free CER" counts the
+// reference length. "CER w/o leaders" then also removes runs of three or
+// more dot-leader characters (. ・ … ‥ · and the dashes ー - OCR reads
+// them as), which a table of contents is full of. "Order-free CER" counts the
 // characters as a multiset — max(reference characters OCR lacks, OCR
 // characters the reference lacks) over the reference length, the fewest
 // edits if reading order did not count — which separates misread
@@ -170,7 +170,7 @@ func main() {
 		}
 		ref, got := norm(p.ref), norm(p.got)
 		d := levenshtein(got, ref)
-		ref2, got2 := norm(leaders.ReplaceAllString(p.ref, "")), norm(leaders.ReplaceAllString(p.got, ""))
+		ref2, got2 := noLeaders(ref), noLeaders(got)
 		d2 := levenshtein(got2, ref2)
 		bag := bagDistance(got, ref)
 		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
@@ -221,7 +221,7 @@ func main() {
 		text.bag += bagDistance(got, ref)
 		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
 		text.ref += len(ref)
-		ref2, got2 := norm(leaders.ReplaceAllString(p.ref, "")), norm(leaders.ReplaceAllString(p.got, ""))
+		ref2, got2 := noLeaders(ref), noLeaders(got)
 		text.dist2 += levenshtein(got2, ref2)
 		text.ref2 += len(ref2)
 		text.pages++
@@ -236,7 +236,13 @@ func main() {
 }
 
 // leaders matches a run of dot leaders.
-var leaders = regexp.MustCompile(`[.．・･…‥·]{3,}`)
+var leaders = regexp.MustCompile(`[.・･…‥·ー-]{3,}`)
+
+// noLeaders is s (normalised) without runs of dot leaders; after NFKC and
+// with white space gone, so that spaced leaders (". . . .") are runs too.
+func noLeaders(s []rune) []rune {
+	return []rune(leaders.ReplaceAllString(string(s), ""))
+}
 
 // norm is NFKC with white space removed, as runes.
 func norm(s string) []rune {
