@@ -193,10 +193,9 @@ func (e *Extractor) ocrDone() {
 	}
 }
 
-// ocrPage is what OCR made of one page: its Markdown and a note.
+// ocrPage is what OCR made of one page: its Markdown.
 type ocrPage struct {
 	text string
-	note string
 }
 
 // ocrMarker is the first line of an OCR'd page's Markdown: an HTML
