@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,5 +336,81 @@ func TestImageBombs(t *testing.T) {
 	}
 	if eng.Runs() != 0 {
 		t.Errorf("tesseract ran %d times", eng.Runs())
+	}
+}
+
+// twoPageTIFF writes the images as one uncompressed 8-bit grey TIFF, one
+// page (image file directory) each.
+func twoPageTIFF(t *testing.T, imgs ...*image.Gray) []byte {
+	t.Helper()
+	le := binary.LittleEndian
+	out := []byte("II*\x00\x00\x00\x00\x00")
+	next := 4 // where the offset of the next directory goes
+	for _, g := range imgs {
+		w, h := g.Rect.Dx(), g.Rect.Dy()
+		data := len(out)
+		for y := range h {
+			out = append(out, g.Pix[y*g.Stride:y*g.Stride+w]...)
+		}
+		if len(out)%2 == 1 {
+			out = append(out, 0)
+		}
+		le.PutUint32(out[next:], uint32(len(out)))
+		entries := [][3]uint32{{256, 4, uint32(w)}, {257, 4, uint32(h)}, {258, 3, 8}, {259, 3, 1}, {262, 3, 1},
+			{273, 4, uint32(data)}, {277, 3, 1}, {278, 4, uint32(h)}, {279, 4, uint32(w * h)}}
+		out = le.AppendUint16(out, uint16(len(entries)))
+		for _, e := range entries {
+			out = le.AppendUint16(out, uint16(e[0]))
+			out = le.AppendUint16(out, uint16(e[1]))
+			out = le.AppendUint32(out, 1)
+			if e[1] == 3 {
+				out = le.AppendUint16(out, uint16(e[2]))
+				out = le.AppendUint16(out, 0)
+			} else {
+				out = le.AppendUint32(out, e[2])
+			}
+		}
+		next = len(out)
+		out = le.AppendUint32(out, 0)
+	}
+	return out
+}
+
+// TestOCRMultiPageTIFF: each image of a TIFF is a page of its own.
+func TestOCRMultiPageTIFF(t *testing.T) {
+	needTesseract(t)
+	gray := func(p string) *image.Gray {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := img.(*image.Gray)
+		if !ok {
+			t.Fatalf("%s is not 8-bit grey", p)
+		}
+		return g
+	}
+	p := filepath.Join(t.TempDir(), "two.tif")
+	data := twoPageTIFF(t, gray("testdata/ocr/horizontal.png"), gray("testdata/ocr/vertical.png"))
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x, _, _ := ocrExtractor(t, ocr.Options{}, OCRAuto)
+	doc, err := x.Extract(context.Background(), fileFor(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Pages) != 2 {
+		t.Fatalf("%d pages, want 2; notes %q", len(doc.Pages), doc.Notes)
+	}
+	for i, want := range []string{horizontalText, verticalText} {
+		if e := cer(bodyOf(t, doc.Pages[i]), want); e > 0.10 {
+			t.Errorf("page %d: CER %.3f:\n%s", i+1, e, doc.Pages[i].Text)
+		}
 	}
 }
