@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages shirube's tests and demo need, only when they
 # are missing: poppler-utils + poppler-data (PDF text, Japanese included),
+# tesseract-ocr + tesseract-ocr-jpn + tesseract-ocr-jpn-vert (OCR of scanned
+# pages and image files; `all` and `ocr` only),
 # chromium + fonts-noto-cjk (browser tests of the web UI), and the pgvector
 # extension for the PostgreSQL store's tests (built from
 # ../shared/third_party/pgvector-0.8.6.tar.gz when vector.control is missing).
-# Usage: scripts/install-deps.sh [pdf|pgvector|all]   (default: all)
+# Usage: scripts/install-deps.sh [pdf|ocr|pgvector|all]   (default: all)
 set -euo pipefail
 want="${1:-all}"
 
@@ -48,6 +50,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 for p in poppler-utils poppler-data; do have_pkg "$p" || missing+=("$p"); done
 if [ "$want" = all ]; then
   for p in chromium fonts-noto-cjk; do have_pkg "$p" || missing+=("$p"); done
+fi
+if [ "$want" = all ] || [ "$want" = ocr ]; then
+  for p in tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert; do have_pkg "$p" || missing+=("$p"); done
 fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

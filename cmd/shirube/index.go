@@ -24,12 +24,15 @@ func newIndexCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
 		Short: "Ingest the data folder into the page database and the index",
-		Long: `index walks --data for .pdf, .md/.markdown, .html/.htm and .txt files,
-writes every page to the per-page Markdown database
+		Long: `index walks --data for .pdf, .md/.markdown, .html/.htm and .txt files
+and the images .png, .jpg/.jpeg and .tif/.tiff (read by OCR, one page per
+image), writes every page to the per-page Markdown database
 (database/<folder>/<document>/page_NNN.md), chunks it by headings, and builds
 the hybrid BM25 + vector index. Unchanged files are reused; --rebuild forces
 everything to be read again. Files that cannot be read are skipped with a
-one-line reason.`,
+one-line reason. With --ocr auto (the default) PDF pages without a usable
+text layer are read by Tesseract (apt-get install -y tesseract-ocr
+tesseract-ocr-jpn tesseract-ocr-jpn-vert); --ocr always reads every page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A build's live heap is the corpus's chunks, postings and
@@ -75,6 +78,8 @@ one-line reason.`,
 	settingFlag(f, "embedder")
 	settingFlag(f, "file-timeout")
 	f.BoolVar(&jsonOut, "json", false, "print the summary as JSON")
+	settingFlag(f, "ocr")
+	settingFlag(f, "ocr-timeout")
 	settingFlag(f, "workers", "with --store: documents ingested at once by this process (other processes may join the build)")
 	f.BoolVar(&categorize, "categorize", false, "group each PDF's pages into section folders (LLM when configured, else outline or headings)")
 	return cmd

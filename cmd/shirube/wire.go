@@ -25,9 +25,11 @@ import (
 	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/embed"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/ocr"
 	"github.com/shirube/shirube/internal/pgstore"
 	"github.com/shirube/shirube/internal/retrieve"
 )
@@ -382,6 +384,9 @@ func buildOptions(cfg config.Config, warn func(string)) (index.BuildOptions, err
 		Embedder:       string(cfg.Embedder),
 		EmbeddingModel: cfg.EmbeddingModel,
 		Warn:           warn,
+		OCR:            newOCR(cfg),
+		OCRMode:        document.OCRMode(cfg.OCR),
+		OCRTimeout:     cfg.OCRTimeout,
 	}
 	if cfg.Embedder == config.EmbedderOpenAI {
 		remote, err := newRemoteEmbedder(cfg)
@@ -391,6 +396,18 @@ func buildOptions(cfg config.Config, warn func(string)) (index.BuildOptions, err
 		opt.Remote = remote
 	}
 	return opt, nil
+}
+
+// newOCR is the Tesseract engine of index builds: the configured page
+// timeout, results cached by page image in SHIRUBE_OCR_CACHE or else the
+// index folder's ocr-cache/, so a rebuild or a re-rendered unchanged page
+// is not read again.
+func newOCR(cfg config.Config) *ocr.Engine {
+	cache := cfg.OCRCache
+	if cache == "" {
+		cache = filepath.Join(cfg.IndexDir, "ocr-cache")
+	}
+	return ocr.New(ocr.Options{Timeout: cfg.OCRTimeout, CacheDir: cache})
 }
 
 // llmAnswerer is the LLM answer generator over model m (named name) with

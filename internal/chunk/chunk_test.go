@@ -319,3 +319,14 @@ func abs(x int) int {
 	}
 	return x
 }
+
+func TestCommentLine(t *testing.T) {
+	md := "<!-- shirube: OCR (tesseract, horizontal), mean confidence 91% -->\n\n# 見出し\n本文 <!-- inline --> です。\n"
+	pieces, err := Split(md, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pieces) != 1 || strings.Contains(pieces[0].Text, "shirube: OCR") || !strings.Contains(pieces[0].Text, "<!-- inline -->") {
+		t.Errorf("pieces = %+v", pieces)
+	}
+}

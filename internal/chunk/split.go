@@ -69,6 +69,9 @@ type Piece struct {
 //     per innermost heading, its heading lines with an empty Body, so it
 //     can still be found.
 //
+// A line that is one whole HTML comment ("<!-- … -->", such as the marker
+// of an OCR'd page) belongs to no piece.
+//
 // Invalid UTF-8 is replaced by U+FFFD and line endings are normalized to
 // "\n". Split returns an error only for invalid options.
 func Split(markdown string, opt Options) ([]Piece, error) {
@@ -178,6 +181,9 @@ func sections(markdown string) []section {
 			body.WriteString(line)
 			continue
 		}
+		if isComment(text) {
+			continue // a note about the page, such as how OCR read it
+		}
 		level, title, ok := atxHeading(text)
 		if !ok {
 			body.WriteString(line)
@@ -203,6 +209,15 @@ func sections(markdown string) []section {
 	}
 	flush()
 	return out
+}
+
+// isComment reports whether line is one whole HTML comment, "<!-- … -->":
+// notes about the page (the OCR marker of a scanned page) that are kept in
+// the page file but belong to no chunk.
+func isComment(line string) bool {
+	l := strings.TrimSpace(line)
+	return strings.HasPrefix(l, "<!--") && strings.HasSuffix(l, "-->") && len(l) >= 7 &&
+		!strings.Contains(l[4:len(l)-3], "-->")
 }
 
 // atxHeading recognizes "#" to "######" at the very start of a line,

@@ -56,6 +56,8 @@ const (
 	DefaultLLMTimeout = 60 * time.Second
 	// DefaultFileTimeout bounds the reading of one file (document.DefaultFileTimeout).
 	DefaultFileTimeout = 60 * time.Second
+	// DefaultOCRTimeout bounds one page's OCR (ocr.DefaultTimeout).
+	DefaultOCRTimeout = 60 * time.Second
 )
 
 // Config is the effective configuration of one run.
@@ -135,6 +137,17 @@ type Config struct {
 	FileTimeout time.Duration
 	Token       string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
 
+	// OCR selects the PDF pages `shirube index` reads with Tesseract:
+	// auto (default: pages without a usable text layer), always or never
+	// (SHIRUBE_OCR, --ocr). Image files are read whenever it is not never.
+	OCR string
+	// OCRTimeout bounds one page's OCR; a slower page is skipped with a
+	// note (SHIRUBE_OCR_TIMEOUT, --ocr-timeout, default 60 s).
+	OCRTimeout time.Duration
+	// OCRCache is the folder of cached OCR results, one per page image
+	// (SHIRUBE_OCR_CACHE); empty means ocr-cache/ in the index folder.
+	OCRCache string
+
 	// DataAllow lists further folders `serve` may rebuild its index from
 	// when the page asks (SHIRUBE_DATA_ALLOW, separated like PATH); no
 	// other folder is ever read on a client's request.
@@ -176,6 +189,8 @@ func Default() Config {
 		Workers:           1,
 		LLMTimeout:        DefaultLLMTimeout,
 		FileTimeout:       DefaultFileTimeout,
+		OCR:               "auto",
+		OCRTimeout:        DefaultOCRTimeout,
 	}
 }
 
@@ -319,6 +334,9 @@ func (c Config) Validate() error {
 	}
 	if c.FileTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("file timeout %s must be positive (e.g. 60s or 2m)", c.FileTimeout))
+	}
+	if c.OCRTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("OCR timeout %s must be positive (e.g. 60s or 2m)", c.OCRTimeout))
 	}
 	if c.LLMTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("LLM timeout %s must be positive (e.g. 60s or 2m)", c.LLMTimeout))

@@ -242,6 +242,18 @@ var settings = []Setting{
 			return nil
 		},
 		get: func(c Config) string { return c.FileTimeout.String() }},
+	word("SHIRUBE_OCR", "ocr", "PDF pages read by OCR (Tesseract): auto (no usable text layer), always or never; image files are read unless never", func(c *Config) *string { return &c.OCR }, "auto", "always", "never"),
+	{Env: "SHIRUBE_OCR_TIMEOUT", Flag: "ocr-timeout", Kind: KindDuration, Usage: "limit on one page's OCR; a slower page is skipped with a note",
+		set: func(c *Config, v string) error {
+			d, err := ParseTimeout(v)
+			if err != nil {
+				return err
+			}
+			c.OCRTimeout = d
+			return nil
+		},
+		get: func(c Config) string { return c.OCRTimeout.String() }},
+	text("SHIRUBE_OCR_CACHE", "", "", func(c *Config) *string { return &c.OCRCache }),
 	text("SHIRUBE_PRICES", "", "", func(c *Config) *string { return &c.Prices }),
 	secret("SHIRUBE_TOKEN", Mask, func(c *Config) *string { return &c.Token }),
 	func() Setting {

@@ -245,12 +245,17 @@ type Source struct {
 // size, mtime and stem with every page file present — is not even read:
 // Sync returns prev with changed false. A source whose content hash did
 // not change is not rewritten either (changed false, the time refreshed).
-// Otherwise f is extracted, its pages written, and changed is true.
+// Otherwise f is extracted, its pages written, and changed is true. A
+// source with pages left for OCR (Document.OCRPending) counts as changed
+// once ex can run OCR.
 //
 // A file that cannot be read, or whose own page folder cannot be written,
 // is a Skip. A storage failure — no space, a quota, a read-only or failing
 // disk — would hit every source after this one too, so it is an error.
 func (db Database) Sync(ctx context.Context, ex *Extractor, f File, prev *Source) (src Source, changed bool, skip *Skip, err error) {
+	if prev != nil && prev.Doc.OCRPending && ex.CanOCR(ctx) {
+		prev = nil // pages left for OCR can be read now
+	}
 	if prev != nil && prev.Doc.Size == f.Size && prev.Doc.ModTime.Equal(f.ModTime) && prev.File.Stem == f.Stem && db.Exists(prev.Pages) {
 		prev.File = f
 		return *prev, false, nil, nil

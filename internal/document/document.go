@@ -2,7 +2,8 @@
 // pages of Markdown and writes them to the per-page Markdown database.
 //
 // A Document is what one source file becomes: an ordered list of Pages. A PDF
-// has one Page per physical page; every other kind has exactly one Page.
+// has one Page per physical page, an image file one per image (a TIFF may
+// hold several); every other kind has exactly one Page.
 // Page text is kept as extracted (the original wording, for display); analysis
 // normalises it separately.
 //
@@ -30,6 +31,7 @@ const (
 	Markdown Kind = "markdown"
 	HTML     Kind = "html"
 	Text     Kind = "text"
+	Image    Kind = "image" // .png .jpg .jpeg .tif .tiff, read by OCR; a TIFF may hold several pages
 )
 
 // Page is one page of a document, as Markdown.
@@ -47,6 +49,10 @@ type Document struct {
 	Size    int64     // source size in bytes
 	Hash    string    // hex SHA-256 of the source bytes
 	Notes   []string  // one-line warnings that did not stop ingestion, e.g. "page 2: no text layer — scanned?"
+	// OCRPending says that a page OCR could read was left empty (OCR was
+	// off, Tesseract missing, the page timed out): the next build that can
+	// run OCR reads the file again even though it did not change.
+	OCRPending bool
 }
 
 // Skip records a file that was not ingested and why, in one line.

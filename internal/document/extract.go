@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/shirube/shirube/internal/ocr"
 )
 
 // HTMLMode selects how HTML is turned into page text.
@@ -118,6 +120,27 @@ type Options struct {
 	// built-in PDF reader stops; the file is skipped with ErrFileTimeout.
 	// Zero means DefaultFileTimeout; negative means no limit.
 	FileTimeout time.Duration
+	// OCR reads page images (image files, PDF pages without a usable text
+	// layer); nil means no OCR: image files are skipped and textless PDF
+	// pages stay empty with a note.
+	OCR *ocr.Engine
+	// OCRMode selects the PDF pages OCR reads; empty means OCRAuto.
+	OCRMode OCRMode
+	// OCRWorkers is how many pages are read at once, across all the files
+	// the Extractor reads in parallel; zero means 1.
+	OCRWorkers int
+	// OCRPageTimeout bounds rendering and reading one page; zero means
+	// ocr.DefaultTimeout. The engine applies its own Timeout as well.
+	OCRPageTimeout time.Duration
+	// OCRProgress, when set, is told the pages read so far and the pages
+	// queued for OCR so far (the total grows as files are opened).
+	OCRProgress func(done, total int)
+	// PDFToPPM is the pdftoppm command that renders PDF pages for OCR;
+	// empty means "pdftoppm" on PATH.
+	PDFToPPM string
+	// MaxImagePixels refuses a page image larger than this many pixels
+	// (a decompression bomb); zero means DefaultMaxImagePixels.
+	MaxImagePixels int64
 }
 
 // Extractor turns source files into Documents. It is safe for concurrent use.
@@ -127,6 +150,15 @@ type Extractor struct {
 	pdfOnce  sync.Once
 	pdfTool  string // resolved pdftotext path; "" means use the Go fallback
 	warnOnce sync.Once
+
+	ocrWarn  sync.Once     // the one note of a run without Tesseract
+	ppmOnce  sync.Once     // looks up pdftoppm
+	ppmTool  string        // resolved pdftoppm path; "" when missing
+	slotOnce sync.Once     // makes slots
+	slots    chan struct{} // one place per page being read (OCRWorkers)
+
+	progMu                sync.Mutex
+	ocrTotal, ocrFinished int
 }
 
 // NewExtractor returns an Extractor with the given options.
@@ -165,7 +197,7 @@ func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
 	if kind == "" {
 		k, ok := KindOf(f.Path)
 		if !ok {
-			return Document{}, fmt.Errorf("%s: unsupported file type — use .pdf .md .html or .txt", f.Rel)
+			return Document{}, fmt.Errorf("%s: unsupported file type — use .pdf .md .html .txt, or an image (.png .jpg .tif)", f.Rel)
 		}
 		kind = k
 	}
@@ -190,6 +222,8 @@ func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
 	switch kind {
 	case PDF:
 		doc.Pages, doc.Notes, err = e.extractPDF(ctx, f.Path, data)
+	case Image:
+		doc.Pages, doc.Notes, err = e.extractImage(ctx, f.Path, data)
 	case HTML:
 		var text string
 		text, err = ConvertHTML(ctx, data, e.opt.HTMLMode)
@@ -214,7 +248,8 @@ func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
 	if err != nil {
 		return Document{}, fmt.Errorf("%s: %w", f.Rel, err)
 	}
-	if len(doc.Pages) == 1 && strings.TrimSpace(doc.Pages[0].Text) == "" && kind != PDF {
+	doc.OCRPending = ocrPending(doc.Notes)
+	if len(doc.Pages) == 1 && strings.TrimSpace(doc.Pages[0].Text) == "" && kind != PDF && kind != Image {
 		doc.Notes = append(doc.Notes, "no text found")
 	}
 	return doc, nil

@@ -64,6 +64,9 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	} else {
 		e.warn(pdfInstallHint)
 		texts, err = goPDFText(ctx, data, e.maxText())
+		if err == nil {
+			err = goPDFUsable(texts)
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -71,15 +74,22 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	if len(texts) == 0 {
 		return nil, nil, fmt.Errorf("%w — the file may be damaged; re-export it", ErrPDFNoPages)
 	}
+	ocrd, notes := e.ocrPDF(ctx, path, texts)
 	pages := make([]Page, len(texts))
-	var notes []string
 	for i, t := range texts {
 		t = strings.TrimRight(normalizeNewlines(strings.ToValidUTF8(t, "\uFFFD")), " \t\n")
 		n := i + 1
+		if o, ok := ocrd[i]; ok {
+			pages[i] = Page{Number: n, Text: o.text}
+			continue
+		}
 		switch {
+		case Unusable(t):
+			t = ""
+			notes = append(notes, fmt.Sprintf("page %d: %s", n, noteUnreadable))
 		case strings.TrimSpace(t) == "":
 			t = ""
-			notes = append(notes, fmt.Sprintf("page %d: no text layer — scanned?", n))
+			notes = append(notes, fmt.Sprintf("page %d: %s", n, noteNoText))
 		case isBlankMarker(t):
 			notes = append(notes, fmt.Sprintf("page %d: blank page (%q)", n, strings.Join(strings.Fields(t), " ")))
 			t = ""

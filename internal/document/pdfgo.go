@@ -35,6 +35,22 @@ const (
 // reader reports it; kept as a name for callers that test for it.
 var ErrPDFTimeout = ErrFileTimeout
 
+// ErrPDFUnreadable is returned (wrapped) when the pure-Go reader decoded
+// a page into characters that are not text (fonts with their own
+// encoding): the file is refused rather than indexed as junk.
+var ErrPDFUnreadable = errors.New("the built-in PDF reader cannot decode this file's text")
+
+// goPDFUsable refuses texts, read by the pure-Go reader, when any page
+// is unusable (Unusable): one line that names pdftotext as the fix.
+func goPDFUsable(texts []string) error {
+	for i, t := range texts {
+		if Unusable(t) {
+			return fmt.Errorf("%w (page %d: fonts with their own encoding) — install pdftotext (apt-get install poppler-utils poppler-data) and index again", ErrPDFUnreadable, i+1)
+		}
+	}
+	return nil
+}
+
 // goPDFText reads page texts with the pure-Go parser, bounded: the page
 // tree is walked with cycle limits (pdfPages), reading stops once the text
 // passes maxText bytes (ErrTextTooLarge; maxText <= 0 means no limit), and

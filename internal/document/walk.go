@@ -67,7 +67,8 @@ type File struct {
 }
 
 // KindOf reports the Kind for a file name from its extension, compared
-// case-insensitively: .pdf, .md/.markdown, .html/.htm and .txt.
+// case-insensitively: .pdf, .md/.markdown, .html/.htm, .txt, and the
+// images .png, .jpg/.jpeg and .tif/.tiff.
 func KindOf(name string) (Kind, bool) {
 	switch strings.ToLower(path.Ext(filepath.ToSlash(name))) {
 	case ".pdf":
@@ -78,6 +79,8 @@ func KindOf(name string) (Kind, bool) {
 		return HTML, true
 	case ".txt":
 		return Text, true
+	case ".png", ".jpg", ".jpeg", ".tif", ".tiff":
+		return Image, true
 	}
 	return "", false
 }

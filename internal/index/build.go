@@ -21,6 +21,7 @@ import (
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/embed"
+	"github.com/shirube/shirube/internal/ocr"
 )
 
 // BuildOptions configure Build.
@@ -51,6 +52,14 @@ type BuildOptions struct {
 	// (database/<folder>/<stem>/<category>/page_NNN.md, seed 000) by the
 	// LLM, the PDF outline or page headings.
 	Categorize *document.CategorizeOptions
+
+	// OCR reads image files and PDF pages without a usable text layer;
+	// nil means no OCR. OCRMode is document.OCRAuto (when empty),
+	// OCRAlways or OCRNever; OCRTimeout bounds one page (zero: the
+	// engine's default). Pages are read Workers at a time.
+	OCR        *ocr.Engine
+	OCRMode    document.OCRMode
+	OCRTimeout time.Duration
 
 	// PageWriter writes the page files; nil means the disk
 	// (document.DiskWriter). Tests inject a full disk through it.
@@ -210,7 +219,15 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	defer stop()
 	var writeErr error // the first page database write failure
 	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout})
+	ocrPages := 0 // pages queued for OCR; while there are some, the bar counts them
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout,
+		OCR: opt.OCR, OCRMode: opt.OCRMode, OCRWorkers: opt.Workers, OCRPageTimeout: opt.OCRTimeout,
+		OCRProgress: func(d, t int) {
+			mu.Lock()
+			ocrPages = t
+			progress("ocr pages", d, t)
+			mu.Unlock()
+		}})
 	for w := 0; w < opt.Workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -237,7 +254,9 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 				ready[j.i] = true
 				commit()
 				done++
-				progress("extract", done, len(files))
+				if ocrPages == 0 {
+					progress("extract", done, len(files))
+				}
 				mu.Unlock()
 			}
 		}()

@@ -1,0 +1,333 @@
+// Command ocr measures shirube's OCR: the character error rate (CER) of
+// image-only PDFs against the text layer of the originals, per document
+// and overall, the CER of image fixtures against their known text, and
+// the speed in pages per second.
+//
+// Usage:
+//
+//	go run ./bench/ocr -originals ../shared/datasets/pdf-ja -images /tmp/ocr-imgpdf \
+//	    [-fixture internal/document/testdata/ocr/vertical.png=TEXTFILE] [-workers 2] [-cache DIR]
+//
+// The image-only PDFs come from bench/ocr/make-image-pdfs.sh (same file
+// names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey) and
+// read by internal/ocr exactly as `shirube index` does; the reference is
+// `pdftotext -raw` of the original page. Both texts are NFKC-normalised
+// with white space removed; CER is the Levenshtein distance over the
+// reference length. "CER w/o leaders" then also removes runs of three or
+// more dot-leader characters (. ・ … ‥ · and the dashes ー - OCR reads
+// them as), which a table of contents is full of. "Order-free CER" counts the
+// characters as a multiset — max(reference characters OCR lacks, OCR
+// characters the reference lacks) over the reference length, the fewest
+// edits if reading order did not count — which separates misread
+// characters from text read in another order (table columns, captions,
+// page headers). The median page CER is given too; -pages FILE writes
+// every page's figures. Pages whose text layer is
+// empty are left out. With -cache, results are cached there (a second run
+// is free; use a fresh folder to time OCR).
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/ocr"
+)
+
+type page struct {
+	images   bool // the original page holds a raster image, whose text its text layer lacks
+	doc      string
+	n        int
+	ref, got string
+	conf     float64
+	vertical bool
+	err      error
+}
+
+func main() {
+	originals := flag.String("originals", "../shared/datasets/pdf-ja", "folder of the original PDFs (text layer = reference)")
+	images := flag.String("images", "", "folder of the image-only PDFs, same names")
+	workers := flag.Int("workers", 2, "pages read at once")
+	cache := flag.String("cache", "", "OCR cache folder (empty: none)")
+	threads := flag.Int("threads", 1, "OMP_THREAD_LIMIT per tesseract")
+	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
+	var fixtures []string
+	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
+		fixtures = append(fixtures, s)
+		return nil
+	})
+	flag.Parse()
+	ctx := context.Background()
+	eng := ocr.New(ocr.Options{CacheDir: *cache, Threads: *threads})
+	if err := eng.Check(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+
+	type job struct {
+		p   *page
+		img func() ([]byte, error)
+	}
+	var jobs []job
+	var pages []*page
+	if *images != "" {
+		pdfs, _ := filepath.Glob(filepath.Join(*originals, "*.pdf"))
+		sort.Strings(pdfs)
+		for _, orig := range pdfs {
+			name := filepath.Base(orig)
+			img := filepath.Join(*images, name)
+			refs, err := textLayer(ctx, orig)
+			withImages := imagePages(ctx, orig)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, name, err)
+				continue
+			}
+			for i, ref := range refs {
+				if strings.TrimSpace(ref) == "" {
+					continue
+				}
+				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1]}
+				pages = append(pages, p)
+				n := i + 1
+				jobs = append(jobs, job{p, func() ([]byte, error) { return render(ctx, img, n) }})
+			}
+		}
+	}
+	for _, f := range fixtures {
+		img, txt, ok := strings.Cut(f, "=")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "-fixture wants IMAGE=TEXTFILE")
+			os.Exit(2)
+		}
+		ref, err := os.ReadFile(txt)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		p := &page{doc: filepath.Base(img), n: 1, ref: string(ref)}
+		pages = append(pages, p)
+		jobs = append(jobs, job{p, func() ([]byte, error) { return os.ReadFile(img) }})
+	}
+
+	start := time.Now()
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range *workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				img, err := j.img()
+				if err == nil {
+					var r ocr.Result
+					r, err = eng.Recognize(ctx, img, 0)
+					j.p.got, j.p.conf, j.p.vertical = r.Text, r.Confidence, r.Vertical
+				}
+				j.p.err = err
+				mu.Lock()
+				done++
+				fmt.Fprintf(os.Stderr, "\r%d/%d pages", done, len(jobs))
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	took := time.Since(start)
+	fmt.Fprintln(os.Stderr)
+
+	type agg struct {
+		dist, dist2, bag, ref, ref2, pages, failed, vertical int
+		cers                                                 []float64
+	}
+	var perPage strings.Builder
+	perPage.WriteString("document\tpage\tref_chars\tcer\torder_free_cer\tconfidence\n")
+	byDoc := map[string]*agg{}
+	var order []string
+	total := &agg{}
+	for _, p := range pages {
+		a := byDoc[p.doc]
+		if a == nil {
+			a = &agg{}
+			byDoc[p.doc] = a
+			order = append(order, p.doc)
+		}
+		ref, got := norm(p.ref), norm(p.got)
+		d := levenshtein(got, ref)
+		ref2, got2 := noLeaders(ref), noLeaders(got)
+		d2 := levenshtein(got2, ref2)
+		bag := bagDistance(got, ref)
+		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
+		for _, x := range []*agg{a, total} {
+			x.dist += d
+			x.bag += bag
+			x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
+			x.ref += len(ref)
+			x.dist2 += d2
+			x.ref2 += len(ref2)
+			x.pages++
+			if p.err != nil {
+				x.failed++
+			}
+			if p.vertical {
+				x.vertical++
+			}
+		}
+		if p.err != nil {
+			fmt.Fprintf(os.Stderr, "%s p.%d: %v\n", p.doc, p.n, p.err)
+		}
+	}
+	if *pagesOut != "" {
+		if err := os.WriteFile(*pagesOut, []byte(perPage.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER | CER w/o leaders | order-free CER | median page CER |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	row := func(name string, a *agg) {
+		sort.Float64s(a.cers)
+		fmt.Printf("| %s | %d | %d | %d | %d | %.2f %% | %.2f %% | %.2f %% | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
+			100*float64(a.dist)/float64(max(a.ref, 1)), 100*float64(a.dist2)/float64(max(a.ref2, 1)),
+			100*float64(a.bag)/float64(max(a.ref, 1)), 100*a.cers[len(a.cers)/2])
+	}
+	for _, d := range order {
+		row(d, byDoc[d])
+	}
+	row("**all**", total)
+	text := &agg{}
+	for _, p := range pages {
+		if p.images || !strings.HasSuffix(p.doc, ".pdf") {
+			continue
+		}
+		ref, got := norm(p.ref), norm(p.got)
+		d := levenshtein(got, ref)
+		text.dist += d
+		text.bag += bagDistance(got, ref)
+		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
+		text.ref += len(ref)
+		ref2, got2 := noLeaders(ref), noLeaders(got)
+		text.dist2 += levenshtein(got2, ref2)
+		text.ref2 += len(ref2)
+		text.pages++
+	}
+	if text.pages > 0 {
+		row("PDF pages without raster images", text)
+	}
+	runs := eng.Runs()
+	cpu := eng.CPUTime().Seconds()
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.1f CPU s per page read)\n",
+		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)))
+}
+
+// leaders matches a run of dot leaders.
+var leaders = regexp.MustCompile(`[.・･…‥·ー-]{3,}`)
+
+// noLeaders is s (normalised) without runs of dot leaders; after NFKC and
+// with white space gone, so that spaced leaders (". . . .") are runs too.
+func noLeaders(s []rune) []rune {
+	return []rune(leaders.ReplaceAllString(string(s), ""))
+}
+
+// norm is NFKC with white space removed, as runes.
+func norm(s string) []rune {
+	return []rune(strings.Join(strings.Fields(analysis.Normalize(s)), ""))
+}
+
+func levenshtein(a, b []rune) int {
+	prev := make([]int, len(a)+1)
+	cur := make([]int, len(a)+1)
+	for i := range prev {
+		prev[i] = i
+	}
+	for j := 1; j <= len(b); j++ {
+		cur[0] = j
+		for i := 1; i <= len(a); i++ {
+			c := prev[i-1]
+			if a[i-1] != b[j-1] {
+				c = 1 + min(c, prev[i], cur[i-1])
+			}
+			cur[i] = c
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(a)]
+}
+
+// bagDistance is the fewest edits from a to b when order does not count:
+// the larger of the characters b has that a lacks and those a has that b
+// lacks (as multisets).
+func bagDistance(a, b []rune) int {
+	count := map[rune]int{}
+	for _, r := range b {
+		count[r]++
+	}
+	for _, r := range a {
+		count[r]--
+	}
+	var missing, extra int
+	for _, c := range count {
+		if c > 0 {
+			missing += c
+		} else {
+			extra -= c
+		}
+	}
+	return max(missing, extra)
+}
+
+// imagePages lists the pages of pdf that hold a raster image (pdfimages
+// -list): text in a figure is on the page image but not in the text layer.
+func imagePages(ctx context.Context, pdf string) map[int]bool {
+	out, _ := exec.CommandContext(ctx, "pdfimages", "-list", pdf).Output()
+	pages := map[int]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 2 && f[2] == "image" {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				pages[n] = true
+			}
+		}
+	}
+	return pages
+}
+
+// textLayer is pdftotext -raw of every page.
+func textLayer(ctx context.Context, pdf string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "pdftotext", "-raw", "-enc", "UTF-8", pdf, "-").Output()
+	if err != nil {
+		return nil, err
+	}
+	pages := strings.Split(string(out), "\f")
+	if len(pages) > 0 && pages[len(pages)-1] == "" {
+		pages = pages[:len(pages)-1]
+	}
+	return pages, nil
+}
+
+// render is page n of pdf at 300 dpi, 8-bit grey PGM: what shirube index
+// hands to Tesseract.
+func render(ctx context.Context, pdf string, n int) ([]byte, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), pdf)
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,374 @@
+// Package ocr reads the text of page images with Tesseract 5.
+//
+// An Engine runs the tesseract command once per page image, with the
+// Japanese models for horizontal (jpn) and vertical (jpn_vert) writing,
+// and turns its TSV output — one row per recognised word with its box,
+// line and paragraph — into plain text: the words of a line joined, lines
+// one per line, paragraphs separated by a blank line. The caller (the
+// document package) passes that text through the same page layout steps
+// as a PDF's text layer.
+//
+// Writing direction is chosen per page: the page is read as horizontal
+// text first; when the mean confidence stays under VerticalRetry, it is
+// read again with the vertical model and the reading with the higher mean
+// confidence is kept (docs/BENCHMARKS.md, "OCR", has the figures behind
+// this rule).
+//
+// Results are cached by the SHA-256 of the image bytes and the reading
+// settings, so an unchanged page is never read twice. A missing tesseract
+// is ErrNotInstalled, whose message names the packages to install.
+package ocr
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Packages are the Debian packages that provide Tesseract and the models
+// this package uses.
+const Packages = "tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert"
+
+// DefaultTimeout is the default Options.Timeout.
+const DefaultTimeout = 60 * time.Second
+
+// VerticalRetry is the mean confidence (0–100) under which a page read as
+// horizontal text is read again with the vertical model. Measured: printed
+// horizontal pages read at 65 (a table of contents full of dot leaders) to
+// 95, a vertical page read as horizontal text at 14, a horizontal page read
+// as vertical text at 18. Reading every page both ways, or with the
+// combined jpn+jpn_vert model, costs 6–8 times as long on horizontal pages.
+const VerticalRetry = 50
+
+// Errors an Engine returns, wrapped with details.
+var (
+	// ErrNotInstalled: the tesseract command or a model it needs is
+	// missing. Its message names the packages.
+	ErrNotInstalled = errors.New("tesseract not found — OCR is off; install " + Packages + " (apt-get install -y " + Packages + ", or make deps)")
+	// ErrTimeout: one page took longer than Options.Timeout.
+	ErrTimeout = errors.New("OCR timed out")
+)
+
+// Options configure an Engine. The zero value is ready to use.
+type Options struct {
+	// Command is the tesseract program; empty means "tesseract" on PATH.
+	Command string
+	// Timeout bounds the reading of one page (both directions together);
+	// zero means DefaultTimeout.
+	Timeout time.Duration
+	// CacheDir holds one small JSON file per page read; empty means no
+	// cache.
+	CacheDir string
+	// Threads is Tesseract's OMP_THREAD_LIMIT per run; zero means 1, which
+	// suits pages read in parallel (one per worker).
+	Threads int
+}
+
+// Result is the text of one page image.
+type Result struct {
+	Text       string  `json:"text"`       // lines; paragraphs separated by a blank line
+	Confidence float64 `json:"confidence"` // mean word confidence, 0–100, weighted by characters
+	Vertical   bool    `json:"vertical"`   // read with the vertical model
+	Cached     bool    `json:"-"`          // came from the cache: Tesseract did not run
+}
+
+// Engine runs Tesseract. It is safe for concurrent use.
+type Engine struct {
+	opt  Options
+	once sync.Once
+	path string // resolved command
+	err  error  // ErrNotInstalled when the command or a model is missing
+	runs atomic.Int64
+	cpu  atomic.Int64 // nanoseconds of CPU (user + system) tesseract used
+}
+
+// New returns an Engine with the given options. It does not look for
+// tesseract yet; Check or the first Recognize does.
+func New(opt Options) *Engine {
+	if opt.Command == "" {
+		opt.Command = "tesseract"
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.Threads <= 0 {
+		opt.Threads = 1
+	}
+	return &Engine{opt: opt}
+}
+
+// Check reports whether Tesseract and its jpn and jpn_vert models are
+// installed: nil, or an error wrapping ErrNotInstalled.
+func (e *Engine) Check(ctx context.Context) error {
+	e.once.Do(func() {
+		p, err := exec.LookPath(e.opt.Command)
+		if err != nil {
+			e.err = ErrNotInstalled
+			return
+		}
+		e.path = p
+		cmd := CommandContext(ctx, p, "--list-langs")
+		out, err := cmd.Output()
+		if err != nil {
+			e.err = fmt.Errorf("%w (tesseract --list-langs: %v)", ErrNotInstalled, err)
+			return
+		}
+		langs := map[string]bool{}
+		for _, l := range strings.Fields(string(out)) {
+			langs[l] = true
+		}
+		for _, need := range []string{"jpn", "jpn_vert"} {
+			if !langs[need] {
+				e.err = fmt.Errorf("%w (the %s model is missing)", ErrNotInstalled, need)
+				return
+			}
+		}
+	})
+	return e.err
+}
+
+// Runs is the number of times the engine has started tesseract to read a
+// page (a page read in both directions counts twice). Tests use it to see
+// that the cache works.
+func (e *Engine) Runs() int64 { return e.runs.Load() }
+
+// CPUTime is the processor time (user + system) the engine's tesseract
+// runs have used: on a machine shared with other work it measures the cost
+// of OCR better than the wall clock does.
+func (e *Engine) CPUTime() time.Duration { return time.Duration(e.cpu.Load()) }
+
+// Recognize reads the text of one page image (PNG, PNM, JPEG or TIFF:
+// whatever Tesseract's image library reads); page is the 0-based page of a
+// multi-page TIFF, 0 for other images. A page that takes longer than
+// Options.Timeout is ErrTimeout; ctx's cancellation stops the tesseract
+// process group at once.
+func (e *Engine) Recognize(ctx context.Context, img []byte, page int) (Result, error) {
+	if err := e.Check(ctx); err != nil {
+		return Result{}, err
+	}
+	key := e.cacheKey(img, page)
+	if r, ok := e.cached(key); ok {
+		r.Cached = true
+		return r, nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, e.opt.Timeout)
+	defer cancel()
+	r, err := e.read(pctx, img, page)
+	if err != nil {
+		if ctx.Err() == nil && pctx.Err() != nil {
+			return Result{}, fmt.Errorf("%w after %v", ErrTimeout, e.opt.Timeout)
+		}
+		return Result{}, err
+	}
+	e.store(key, r)
+	return r, nil
+}
+
+// read reads img as horizontal text and, when that reads poorly, as
+// vertical text, keeping the better reading.
+func (e *Engine) read(ctx context.Context, img []byte, page int) (Result, error) {
+	h, err := e.run(ctx, img, page, "jpn")
+	if err != nil {
+		return Result{}, err
+	}
+	if h.Confidence >= VerticalRetry && h.Text != "" {
+		return h, nil
+	}
+	v, err := e.run(ctx, img, page, "jpn_vert")
+	if err != nil {
+		return Result{}, err
+	}
+	v.Vertical = true
+	if v.Confidence > h.Confidence {
+		return v, nil
+	}
+	return h, nil
+}
+
+// run is one tesseract reading of page of img (fully automatic page
+// segmentation, --psm 3) from standard input, TSV on standard output.
+func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Result, error) {
+	e.runs.Add(1)
+	cmd := CommandContext(ctx, e.path, "stdin", "stdout", "-l", lang, "--psm", "3",
+		"-c", "tessedit_page_number="+strconv.Itoa(page), "tsv")
+	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(e.opt.Threads))
+	cmd.Stdin = bytes.NewReader(img)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ps := cmd.ProcessState; ps != nil {
+		e.cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, ctx.Err()
+		}
+		msg := firstLine(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return Result{}, fmt.Errorf("tesseract failed: %s", msg)
+	}
+	return ParseTSV(&stdout)
+}
+
+// word is one row of level 5 (a word) of Tesseract's TSV.
+type word struct {
+	block, par, line int
+	conf             float64
+	text             string
+}
+
+// ParseTSV turns Tesseract's TSV output into a Result: the words of each
+// line joined (a space only between two Latin letters or digits, as
+// Japanese is written without spaces), one line per line, a blank line
+// between paragraphs, and the mean word confidence weighted by the words'
+// lengths in characters. Rows that do not parse are skipped.
+func ParseTSV(r interface{ Read([]byte) (int, error) }) (Result, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var words []word
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) < 12 || f[0] != "5" {
+			continue
+		}
+		text := strings.TrimSpace(f[11])
+		if text == "" {
+			continue
+		}
+		var w word
+		var err1, err2, err3, err4 error
+		w.block, err1 = strconv.Atoi(f[2])
+		w.par, err2 = strconv.Atoi(f[3])
+		w.line, err3 = strconv.Atoi(f[4])
+		w.conf, err4 = strconv.ParseFloat(f[10], 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			continue
+		}
+		w.text = strings.ToValidUTF8(text, "")
+		words = append(words, w)
+	}
+	if err := sc.Err(); err != nil {
+		return Result{}, fmt.Errorf("reading tesseract output: %w", err)
+	}
+	var b strings.Builder
+	var confSum, n float64
+	for i, w := range words {
+		if i > 0 {
+			p := words[i-1]
+			switch {
+			case p.block != w.block || p.par != w.par:
+				b.WriteString("\n\n")
+			case p.line != w.line:
+				b.WriteString("\n")
+			case spaced(p.text, w.text):
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString(w.text)
+		if w.conf >= 0 {
+			c := float64(utf8.RuneCountInString(w.text))
+			confSum += w.conf * c
+			n += c
+		}
+	}
+	r2 := Result{Text: b.String()}
+	if n > 0 {
+		r2.Confidence = confSum / n
+	}
+	return r2, nil
+}
+
+// spaced reports whether a space belongs between two words of a line:
+// only between Latin letters or digits on both sides.
+func spaced(prev, next string) bool {
+	a, _ := utf8.DecodeLastRuneInString(prev)
+	z, _ := utf8.DecodeRuneInString(next)
+	latin := func(r rune) bool { return r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) }
+	return latin(a) && latin(z)
+}
+
+// cacheVersion changes whenever what a cached result means changes (the
+// reading rule, the languages, the text layout), so old entries are not
+// used.
+const cacheVersion = "1"
+
+// cacheKey names img's cached result: the image bytes and the reading
+// settings hashed together.
+func (e *Engine) cacheKey(img []byte, page int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "shirube-ocr %s jpn/jpn_vert psm3 retry<%d page %d\n", cacheVersion, VerticalRetry, page)
+	h.Write(img)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (e *Engine) cachePath(key string) string {
+	return filepath.Join(e.opt.CacheDir, key[:2], key+".json")
+}
+
+// cached returns the stored result for key, if any.
+func (e *Engine) cached(key string) (Result, bool) {
+	if e.opt.CacheDir == "" {
+		return Result{}, false
+	}
+	data, err := os.ReadFile(e.cachePath(key))
+	if err != nil {
+		return Result{}, false
+	}
+	var r Result
+	if json.Unmarshal(data, &r) != nil {
+		return Result{}, false
+	}
+	return r, true
+}
+
+// store writes r under key (temporary file + rename, so a reader never
+// sees half a file). A cache that cannot be written only costs time.
+func (e *Engine) store(key string, r Result) {
+	if e.opt.CacheDir == "" {
+		return
+	}
+	p := e.cachePath(key)
+	if os.MkdirAll(filepath.Dir(p), 0o755) != nil {
+		return
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
