@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 const batchInput = `Question,Ground Truth,Reference Document,Page,Checklist
@@ -157,5 +159,43 @@ func TestBatchHelp(t *testing.T) {
 	}
 	if _, _, err := run(t, "", "batch"); err == nil {
 		t.Error("batch without an input CSV succeeded")
+	}
+}
+
+// testBatchPartialAnswer: batch with an LLM generator whose answer states
+// the checklist fact and then names a part the documents do not cover. A
+// partial answer is an answer (issue 22): the row scores TP 1, FN 0, not as
+// a refusal.
+func testBatchPartialAnswer(t *testing.T) {
+	const partial = "連続接続は最長12時間までとなる [1]。なお、料金については記載がありません。"
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.System, "checklist of key points") {
+			return llmtest.Reply{Text: `{"items":[{"index":1,"present":true}],"extra_points":[],"reason":"states the limit"}`}
+		}
+		if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+			return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":true,"evidence":[1]}]}`}
+		}
+		return llmtest.Reply{Text: partial, Model: "gpt-4o-mini"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"VPNの連続接続は最長何時間ですか？料金は？,最長12時間,database/manuals/vpn_manual/page_001.md,1,- 最長12時間\n"
+	if err := os.WriteFile("partial.csv", []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "batch", "partial.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	if len(rows) != 1 {
+		t.Fatalf("results have %d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	if a := r[col(t, header, "RAG Answer")]; !strings.Contains(a, "最長12時間") {
+		t.Fatalf("RAG Answer %q: the generator's answer did not reach the row", a)
+	}
+	tp, fn, recall := r[col(t, header, "Checklist TP")], r[col(t, header, "Checklist FN")], r[col(t, header, "Checklist Recall")]
+	if tp != "1" || fn != "0" || recall != "1" {
+		t.Errorf("partial answer scored TP %s FN %s Recall %s (reason %q); want 1, 0, 1",
+			tp, fn, recall, r[col(t, header, "Evaluation Reason")])
 	}
 }

@@ -153,6 +153,11 @@ func TestIsRefusal(t *testing.T) {
 		{"まず影響範囲を確認します。", false},
 		{"手順書に記載された手順に従ってください。", false},
 		{"", false},
+		// A partial answer names an unsupported part: it is an answer.
+		{"連続接続は最長12時間までとなる [1]。なお、料金については記載がありません。", false},
+		{"料金については記載がありません。連続接続は最長12時間までとなる [1]。", false},
+		{"資料には記載がありません。担当部署にお問い合わせください。", true},
+		{"該当する手順が見つかりませんでした。\n出典: runbooks/vpn.md", true},
 	}
 	for _, tt := range tests {
 		if got := IsRefusal(tt.answer); got != tt.want {
