@@ -157,8 +157,10 @@ compared.`,
 			for _, m := range rep.Metrics {
 				fmt.Fprintf(out, "%-20s %10.4f %10.4f %+8.4f  %-6s %s\n", m.Key, m.A, m.B, m.Diff, m.Better, m.Label)
 			}
-			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameA, rep.A.Pass, rep.A.Fail, rep.A.Skipped, rep.A.Cases)
-			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
+			for _, sum := range []diffeval.Summary{rep.A, rep.B} {
+				fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d (generator: %s; judge: %s)\n",
+					sum.Name, sum.Pass, sum.Fail, sum.Skipped, sum.Cases, sum.GeneratorsLine(), sum.Judge)
+			}
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
 			if name, why, none := rep.Unevaluated(); none {
 				return userError(fmt.Errorf("every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL)", name, why))

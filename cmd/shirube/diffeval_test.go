@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 const tinyCases = `{"version": "0.1", "cases": [
@@ -64,5 +65,30 @@ func testDiffEval(t *testing.T) {
 	_, _, err := run(t, "", "diff-eval", "--cases", "nocorpus.json")
 	if err == nil || !strings.Contains(err.Error(), "--data") {
 		t.Errorf("missing corpus: %v", err)
+	}
+}
+
+// testDiffEvalModelDown: diff-eval with an LLM configured whose every call
+// fails. The assistant falls back to extractive answers, which contain the
+// keywords; scoring them would credit the model with text it never wrote
+// (issue 22: a FAIL 2/2 once flipped to PASS 2/2 this way). Every run is
+// SKIPPED, naming the unused model, and the command exits non-zero.
+func testDiffEvalModelDown(t *testing.T) {
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "model overloaded"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	os.WriteFile("cases.json", []byte(tinyCases), 0o644)
+	out, _, err := run(t, "", "diff-eval", "--cases", "cases.json", "--a", ".shirube", "--b", ".shirube", "--runs", "1", "--out-dir", "cmp", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code == 0 || !strings.Contains(ec.msg, "requested model was not used") {
+		t.Errorf("diff-eval with the model down: err %v; want a non-zero exit naming the unused model\n%s", err, out)
+	}
+	if fake.Calls() == 0 {
+		t.Error("the fake model was never asked")
+	}
+	if !strings.Contains(out, "generator: extractive ×2; judge: keywords") {
+		t.Errorf("the summary lines do not name the generator and judge:\n%s", out)
 	}
 }
