@@ -100,3 +100,58 @@ func testEvalJudgeDown(t *testing.T, repo string) {
 		}
 	}
 }
+
+// testEvalLenientJudge: eval --judge llm with a generator that answers
+// every question 「手順に従ってください [1]。」 and a lenient judge that gives
+// every axis 85. Missing expected keywords lower the judge's score, so the
+// run must FAIL (issue 22: it passed at 85), and every case names its
+// generator.
+func testEvalLenientJudge(t *testing.T, repo string) {
+	copyEvalDataset(t, repo)
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.User, "SOC運用RAGシステムの評価者") {
+			return llmtest.Reply{Text: `{"grounding": 85, "accuracy": 85, "completeness": 85, "safety": 85, "citation": 85, "conciseness": 85, "reasoning": "問題なし"}`}
+		}
+		if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+			return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":true,"evidence":[1]}]}`}
+		}
+		return llmtest.Reply{Text: "手順に従ってください [1]。", Model: "gpt-4o-mini"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	_, _, err := run(t, "", "eval", "eval/eval_dataset.json", "--judge", "llm", "--logs", "logs")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != 1 || !strings.Contains(ec.msg, "FAIL") {
+		t.Fatalf("eval with a lenient judge: err %v; want exit 1 with FAIL", err)
+	}
+	matches, _ := filepath.Glob("eval/evaluation_results_*.json")
+	var res struct {
+		Cases []struct {
+			ID        string  `json:"id"`
+			Generator string  `json:"generator"`
+			ScoredBy  string  `json:"scored_by"`
+			Score     float64 `json:"score"`
+			Judge     *struct {
+				Average float64 `json:"average"`
+			} `json:"judge"`
+			Checks []struct {
+				Name   string `json:"name"`
+				Passed bool   `json:"passed"`
+			} `json:"checks"`
+		} `json:"cases"`
+	}
+	jb, _ := os.ReadFile(matches[0])
+	if err := json.Unmarshal(jb, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res.Cases {
+		if c.Generator == "" || c.ScoredBy == "" {
+			t.Errorf("case %s: generator %q, scored by %q; want both named", c.ID, c.Generator, c.ScoredBy)
+		}
+		for _, ck := range c.Checks {
+			if ck.Name == "expected_keywords" && !ck.Passed && c.Judge != nil && c.Score >= c.Judge.Average {
+				t.Errorf("case %s misses keywords but keeps the judge's %v (score %v)", c.ID, c.Judge.Average, c.Score)
+			}
+		}
+	}
+}

@@ -114,6 +114,7 @@ func TestEvalCommands(t *testing.T) {
 	})
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
 	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
+	t.Run("EvalLenientJudge", func(t *testing.T) { workspace(t, fixture); testEvalLenientJudge(t, repo) })
 	t.Run("DiffEval", func(t *testing.T) { workspace(t, fixture); testDiffEval(t) })
 	t.Run("DiffEvalModelDown", func(t *testing.T) { workspace(t, fixture); testDiffEvalModelDown(t) })
 	t.Run("DiffEvalAllSkipped", func(t *testing.T) { workspace(t, fixture); testDiffEvalAllSkipped(t) })
