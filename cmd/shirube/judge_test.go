@@ -164,3 +164,29 @@ func TestJudgeNoVerdictKeepsCheckpoint(t *testing.T) {
 		t.Errorf("checkpoint left after the successful run: %v", cps)
 	}
 }
+
+// TestJudgeLexicalNumbersAndSummaryLine: the offline judge does not score
+// 「5年間」 against a ground truth of 「1年間」 as correct (numbers must
+// match), and the results file's first bytes are "#SUMMARY:", with no
+// byte-order mark before them (seed 001).
+func TestJudgeLexicalNumbersAndSummaryLine(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	os.WriteFile("questions.csv", []byte("Question Number,Question\n1,ログの保管期間は？\n"), 0o644)
+	os.WriteFile("ground_truth.csv", []byte("Question Number,Ground Truth\n1,ログの保管期間は1年間です。\n"), 0o644)
+	os.WriteFile("rag_answers.csv", []byte("Question Number,RAG Answer\n1,ログの保管期間は5年間です [1]。\n"), 0o644)
+	out := mustRun(t, "judge", "--judge", "lexical", "--yes", "--seed", "1")
+	for _, want := range []string{"Recall: 0/1", "Accuracy: 0/1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("5年間 against 1年間: output lacks %q:\n%s", want, out)
+		}
+	}
+	matches, _ := filepath.Glob("Evaluation_Runs/precision_scores_*.csv")
+	if len(matches) != 1 {
+		t.Fatalf("results %v, want one file", matches)
+	}
+	b, _ := os.ReadFile(matches[0])
+	if !strings.HasPrefix(string(b), "#SUMMARY: Total Questions: 1\n") {
+		t.Errorf("results file starts with %q; want the #SUMMARY line itself", b[:min(len(b), 40)])
+	}
+}
