@@ -199,3 +199,22 @@ func testBatchPartialAnswer(t *testing.T) {
 			tp, fn, recall, r[col(t, header, "Evaluation Reason")])
 	}
 }
+
+// testBatchCommaReference: a Reference Document cell that lists two pages
+// separated by a comma is read as two pages, not as one path that exists
+// nowhere (issue 22).
+func testBatchCommaReference(t *testing.T) {
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"アカウントロックアウトのしきい値は何回ですか？,連続10回,\"database/runbooks/account_lockout/page_001.md, database/runbooks/backup_restore/page_001.md\",1,- 10回\n"
+	if err := os.WriteFile("comma.csv", []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "batch", "comma.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	r := rows[0]
+	reason := r[col(t, header, "Evaluation Reason")]
+	if !strings.Contains(reason, "/2 relevant page(s) retrieved") || r[col(t, header, "Ref TP")] == "0" {
+		t.Errorf("comma-separated reference: Ref TP %s, reason %q; want two pages, the lockout page found",
+			r[col(t, header, "Ref TP")], reason)
+	}
+}

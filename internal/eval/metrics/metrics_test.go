@@ -321,6 +321,17 @@ func TestParseReference(t *testing.T) {
 	if s := FormatReference(want); s != "a/b.md|a/c.md\nx/y.md" {
 		t.Errorf("FormatReference = %q", s)
 	}
+	// A comma-separated list is that many pages, not one path.
+	for cell, want := range map[string][][]string{
+		"a.md, b.md":            {{"a.md"}, {"b.md"}},
+		"a.md|a2.md、b.md":       {{"a.md", "a2.md"}, {"b.md"}},
+		"runbooks/x.md; y/z.md": {{"runbooks/x.md"}, {"y/z.md"}},
+		"report, final.md":      {{"report, final.md"}}, // "report" is no path: one name with a comma
+	} {
+		if got := ParseReference(cell); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseReference(%q) = %q; want %q", cell, got, want)
+		}
+	}
 }
 
 func TestSummary(t *testing.T) {
@@ -377,6 +388,7 @@ func FuzzParseChecklist(f *testing.F) {
 func FuzzParseReference(f *testing.F) {
 	f.Add("a.md|b.md\nc.md")
 	f.Add(`.\x\y.md`)
+	f.Add("a.md, b.md|c.md")
 	f.Fuzz(func(t *testing.T, cell string) {
 		g := ParseReference(cell)
 		if again := ParseReference(FormatReference(g)); !reflect.DeepEqual(again, g) {
