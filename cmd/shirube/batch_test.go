@@ -81,6 +81,12 @@ func testBatchAskOptimizeUndo(t *testing.T, ws string) {
 	if _, err := os.Stat(filepath.FromSlash(cp)); err != nil {
 		t.Errorf("copy %s: %v", cp, err)
 	}
+	// The copy is not put in another document's page folder (it once
+	// became database/manuals/vpn_manual/page_001_2.md), and its new
+	// folder is named after whole words of the question, not fragments.
+	if cp != "database/公衆無線lan_vpn/page_001.md" {
+		t.Errorf("copy %s; want database/公衆無線lan_vpn/page_001.md (a new folder of whole words, outside every document's folder)", cp)
+	}
 	if got := tree(t, filepath.Join(ws, "database")); slices.Equal(got, before) {
 		t.Error("the database tree did not change")
 	}
