@@ -146,9 +146,18 @@ compared.`,
 			if err != nil {
 				return fmt.Errorf("configuration B (%s): %w", cfgB.IndexDir, err)
 			}
+			sizeA, err := measureSizes(cfgA)
+			if err != nil {
+				return err
+			}
+			sizeB, err := measureSizes(cfgB)
+			if err != nil {
+				return err
+			}
 			rep, err := diffeval.Run(ctx, diffeval.Options{
 				Cases: cases, A: historyAsker{a, "diffeval"}, B: historyAsker{b, "diffeval"},
 				NameA: nameA, NameB: nameB, Runs: runs, OutDir: outDir, Progress: errw,
+				SizesA: &sizeA, SizesB: &sizeB,
 			})
 			if err != nil {
 				return err
@@ -161,6 +170,7 @@ compared.`,
 				fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d (generator: %s; judge: %s)\n",
 					sum.Name, sum.Pass, sum.Fail, sum.Skipped, sum.Cases, sum.GeneratorsLine(), sum.Judge)
 			}
+			fmt.Fprintf(out, "%s size: %s\n%s size: %s\n", nameA, sizeA.Line(), nameB, sizeB.Line())
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
 			if name, why, none := rep.Unevaluated(); none {
 				return userError(fmt.Errorf("every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL)", name, why))
@@ -191,4 +201,20 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// measureSizes measures what the index of cfg occupies: its source and
+// page database folders as the index metadata records them (else as cfg
+// names them), and every index generation.
+func measureSizes(cfg config.Config) (diffeval.Sizes, error) {
+	data, db := cfg.DataDir, cfg.DatabaseDir
+	if m, err := index.ReadMeta(cfg.IndexDir); err == nil {
+		if m.DataDir != "" {
+			data = m.DataDir
+		}
+		if m.DatabaseDir != "" {
+			db = m.DatabaseDir
+		}
+	}
+	return diffeval.MeasureSizes(data, db, cfg.IndexDir)
 }

@@ -51,6 +51,9 @@ type Options struct {
 	OutDir       string           // where the report goes; default DefaultOutDir
 	Now          func() time.Time // clock for the file names; default time.Now
 	Progress     io.Writer        // one line per case; nil is silent
+	// SizesA and SizesB, when set, are what each configuration occupies
+	// on disk (MeasureSizes), recorded in the report.
+	SizesA, SizesB *Sizes
 }
 
 // RunOutcome is one run of one case on one configuration.
@@ -386,6 +389,8 @@ type Report struct {
 	Metrics         []Metric     `json:"metrics"`
 	Cases           []CaseResult `json:"cases"`
 	SkippedCases    []string     `json:"skipped_cases,omitempty"` // case-file problems
+	SizesA          *Sizes       `json:"sizes_a,omitempty"`
+	SizesB          *Sizes       `json:"sizes_b,omitempty"`
 	JSONPath        string       `json:"-"`
 	MarkdownPath    string       `json:"-"`
 	ChartPath       string       `json:"-"`
@@ -427,6 +432,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	rep := Report{
 		CasesFile: opt.Cases, Corpus: cf.Corpus, RunAt: opt.Now().Format(time.RFC3339),
 		Runs: opt.Runs, StableThreshold: StableThreshold, NameA: opt.NameA, NameB: opt.NameB,
+		SizesA: opt.SizesA, SizesB: opt.SizesB,
 	}
 	for _, p := range problems {
 		rep.SkippedCases = append(rep.SkippedCases, p.Error())
