@@ -266,7 +266,7 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	}
 	before := r.bestIDs()
 	if isLead {
-		r.lead = results[:min(len(results), r.leadK)]
+		r.lead = r.newerFirst(results[:min(len(results), r.leadK)])
 	}
 	for _, x := range results {
 		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
@@ -305,6 +305,23 @@ func (r *runner) updated(x retrieve.Result) string {
 		r.dates[x.ChunkID] = d
 	}
 	return d
+}
+
+// newerFirst reorders each run of tied hits — the same fused and evidence
+// scores, as two copies of one text score — so that the newer document
+// comes first (seed 003's updatedAt signal); hits that differ in score keep
+// the search's order. It returns a new slice.
+func (r *runner) newerFirst(hits []retrieve.Result) []retrieve.Result {
+	out := append([]retrieve.Result(nil), hits...)
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].Score == out[i].Score && out[j].EvidenceScore == out[i].EvidenceScore {
+			j++
+		}
+		sort.SliceStable(out[i:j], func(a, b int) bool { return r.updated(out[i+a]) > r.updated(out[i+b]) })
+		i = j
+	}
+	return out
 }
 
 // ahead orders the evidence: evidence score, newer document, fused score,
