@@ -594,18 +594,20 @@ func (r *runner) candidates(onlyUncovered bool) []string {
 }
 
 // sweep spends the search budget the loop left on facets still uncovered
-// (a multi-part question whose other facets satisfied the thresholds, or
-// whose rounds ran out): one round of their corrective queries at a time,
-// until every facet is covered, the budget is spent, nothing new is left
-// to ask, or two searches in a row add no evidence. The fast profile
-// (one round, no corrective loop) does not sweep.
+// (a multi-part question whose other facets satisfied the thresholds
+// before its rounds ran out): one round of their corrective queries at a
+// time, until every facet is covered, the profile's max_rounds is reached
+// (the sweep's rounds count like the loop's: it never adds one beyond), the
+// budget is spent, nothing new is left to ask, or two searches in a row add
+// no evidence. The fast profile (one round, no corrective loop) does not
+// sweep.
 func (r *runner) sweep(ctx context.Context) error {
 	if r.prof.MaxRounds < 2 || len(r.pool) == 0 {
 		return nil
 	}
 	r.streak = 0
 	swept := false
-	for r.res.Calls < r.prof.MaxCalls && hits(r.coverage()) < len(r.plan.Facets) {
+	for r.res.Rounds < r.prof.MaxRounds && r.res.Calls < r.prof.MaxCalls && hits(r.coverage()) < len(r.plan.Facets) {
 		qs := r.candidates(true)
 		if len(qs) == 0 {
 			break
