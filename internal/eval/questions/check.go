@@ -26,7 +26,10 @@ type Check struct {
 //     (「抗ヒスタミン3」, a list number glued on; 「内線4110」 is whole), ends in a conjunction cut off its phrase
 //     (「エストロン又」: 又は, 及び, 並びに, 若しくは), or is preceded by a
 //     digit everywhere it occurs on the page (「日各府省情報化統括責任者」
-//     is the tail of 「…12日各府省…」).
+//     is the tail of 「…12日各府省…」);
+//   - a cloze question quotes a whole sentence (not one that starts with a
+//     case particle, cut mid-way: 「はなく、【　】の中核を…」) and does not blank
+//     out a bare list or page number at its start (「【　】 総務省が…」 → 19).
 //
 // Multi-page and negative questions are not checked (OK).
 func CheckRow(r Row, page string) Check {
@@ -44,6 +47,15 @@ func CheckRow(r Row, page string) Check {
 		}
 		if why := fragment(it, p, spaced); why != "" {
 			return Check{Why: "checklist item 「" + it + "」 " + why}
+		}
+	}
+	if _, quoted, ok := strings.Cut(r.Question, "に入る語句は何ですか？「"); ok {
+		quoted = strings.TrimSuffix(quoted, "」")
+		if first, _ := utf8.DecodeRuneInString(quoted); strings.ContainsRune("はがをへや", first) {
+			return Check{Why: "the quoted sentence starts mid-sentence (「" + quoted + "」)"}
+		}
+		if strings.HasPrefix(quoted, "【　】 ") && strings.TrimFunc(r.GroundTruth, unicode.IsDigit) == "" {
+			return Check{Why: "the blank is a list or page number (" + r.GroundTruth + ")"}
 		}
 	}
 	if t := namedTopic(r.Question); t != "" {

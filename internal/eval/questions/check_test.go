@@ -24,6 +24,8 @@ func TestCheckRow(t *testing.T) {
 		{"glued list number", row("q", "第一世代抗ヒスタミン3 成分を含む。", "抗ヒスタミン3"), "ends in a number glued to a word"},
 		{"cut conjunction", row("q", "エストロン又はエストラジオールを配合しない。", "エストロン又"), "conjunction cut off"},
 		{"answer not on page", row("q", "保管期間は5年間とする。"), "not on the page"},
+		{"cloze mid-sentence", row("「文書」によると、次の文の【　】に入る語句は何ですか？「はなく、【　】の中核を成す。」", "SOCホットライン", "SOCホットライン"), "starts mid-sentence"},
+		{"cloze list number", row("「文書」によると、次の文の【　】に入る語句は何ですか？「【　】 SOCホットラインへ連絡する。」", "1", "1"), "list or page number"},
 		{"multi-page is not checked", Row{Kind: KindMulti, GroundTruth: "x"}, ""},
 	} {
 		c := CheckRow(tc.r, page)
