@@ -199,6 +199,10 @@ func testBatchPartialAnswer(t *testing.T) {
 	if a := r[col(t, header, "RAG Answer")]; !strings.Contains(a, "最長12時間") {
 		t.Fatalf("RAG Answer %q: the generator's answer did not reach the row", a)
 	}
+	// Every row names its generator and its checklist judge.
+	if g, j := r[col(t, header, "Generator")], r[col(t, header, "Checklist Judge")]; !strings.HasPrefix(g, "llm:") || !strings.HasPrefix(j, "llm") {
+		t.Errorf("row generator %q, judge %q; want the model named for both", g, j)
+	}
 	tp, fn, recall := r[col(t, header, "Checklist TP")], r[col(t, header, "Checklist FN")], r[col(t, header, "Checklist Recall")]
 	if tp != "1" || fn != "0" || recall != "1" {
 		t.Errorf("partial answer scored TP %s FN %s Recall %s (reason %q); want 1, 0, 1",
