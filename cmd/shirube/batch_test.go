@@ -228,3 +228,26 @@ func testBatchCommaReference(t *testing.T) {
 			r[col(t, header, "Ref TP")], reason)
 	}
 }
+
+// testBatchModelDown: batch with an LLM generator whose every call fails.
+// The assistant answers extractively; the row is a failed row saying the
+// requested model was not used, not scored as the model's answer.
+func testBatchModelDown(t *testing.T) {
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "model overloaded"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"アカウントロックアウトのしきい値は何回ですか？,連続10回,database/runbooks/account_lockout/page_001.md,1,- 10回\n"
+	os.WriteFile("down.csv", []byte(in), 0o644)
+	out, _, _ := run(t, "", "batch", "down.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	r := rows[0]
+	if reason := r[col(t, header, "Evaluation Reason")]; !strings.Contains(reason, "requested model was not used") || r[col(t, header, "Checklist TP")] != "" {
+		t.Errorf("row with the model down: reason %q, TP %q; want a failed row naming the unused model", reason, r[col(t, header, "Checklist TP")])
+	}
+	if g := r[col(t, header, "Generator")]; g != "extractive" {
+		t.Errorf("generator %q; want extractive named", g)
+	}
+}

@@ -93,6 +93,7 @@ func TestEvalCommands(t *testing.T) {
 	fixture := indexedFixture(t)
 	t.Run("BatchAskOptimizeUndo", func(t *testing.T) { testBatchAskOptimizeUndo(t, workspace(t, fixture)) })
 	t.Run("BatchPartialAnswer", func(t *testing.T) { workspace(t, fixture); testBatchPartialAnswer(t) })
+	t.Run("BatchModelDown", func(t *testing.T) { workspace(t, fixture); testBatchModelDown(t) })
 	t.Run("BatchCommaReference", func(t *testing.T) { workspace(t, fixture); testBatchCommaReference(t) })
 	t.Run("OptimizeNeedsInput", func(t *testing.T) { workspace(t, fixture); testOptimizeNeedsInput(t) })
 	t.Run("Questions", func(t *testing.T) { testQuestions(t, workspace(t, fixture)) })
