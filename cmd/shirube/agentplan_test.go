@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/llmtest"
@@ -139,5 +141,37 @@ func TestScopeFlag(t *testing.T) {
 	}
 	if plain.Trace != nil || len(plain.SearchResults) == 0 || !strings.Contains(plain.SearchResults[0].File, "backup_restore") {
 		t.Errorf("plain ask: trace %+v, results %+v", plain.Trace, plain.SearchResults)
+	}
+}
+
+// TestAgentRecencyOfIdenticalDocuments: two documents with the same text,
+// one last changed in 2020 and one in 2024. With an agent profile the
+// newer ranks first (seed 003's updatedAt signal), though the older one's
+// name sorts first.
+func TestAgentRecencyOfIdenticalDocuments(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	const text = "# VPN接続の規程\n\nVPNの接続は多要素認証を必須とする。接続記録は一年間保管する。\n"
+	os.MkdirAll("data", 0o755)
+	for name, year := range map[string]int{"a_vpn_rule.md": 2020, "b_vpn_rule.md": 2024} {
+		p := filepath.Join("data", name)
+		os.WriteFile(p, []byte(text), 0o644)
+		when := time.Date(year, 4, 1, 0, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, "index")
+	out := mustRun(t, "ask", "--profile", "balanced", "--json", "VPNの接続に必要な認証は？")
+	var rep struct {
+		Evidence []struct {
+			File string `json:"file"`
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if len(rep.Evidence) == 0 || !strings.Contains(rep.Evidence[0].File, "b_vpn_rule") {
+		t.Errorf("evidence %+v; want the 2024 document first", rep.Evidence)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/auditlog"
+	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/llmtest"
 )
 
@@ -230,5 +231,32 @@ func TestBatchLLMRefusalIsTN(t *testing.T) {
 	}
 	if tn, fp := r[col(t, h, "Checklist TN")], r[col(t, h, "Checklist FP")]; tn != "1" || fp != "0" {
 		t.Errorf("Checklist TN %s, FP %s; want 1, 0 (reason: %s)", tn, fp, r[col(t, h, "Evaluation Reason")])
+	}
+}
+
+// TestAuditLogEvidenceScore: the audit line of a refused question records
+// the evidence score the gate compared with the threshold, below it, and
+// each result's own evidence score; the relative "score" alone (1 for the
+// best hit of every search) made a refusal look fully supported.
+func TestAuditLogEvidenceScore(t *testing.T) {
+	fixture := indexedFixture(t)
+	ws := workspace(t, fixture)
+	mustRun(t, "ask", "量子コンピュータの冷却装置の保守手順を教えてください")
+	mustRun(t, "ask", "アカウントロックアウトのしきい値は何回ですか？")
+	lines := auditLines(t, filepath.Join(ws, "logs"))
+	if len(lines) != 2 {
+		t.Fatalf("%d audit lines, want 2", len(lines))
+	}
+	refused, answered := lines[0], lines[1]
+	if !refused.Flags.InsufficientEvidence || len(refused.SearchResults) == 0 {
+		t.Fatalf("the first question was not refused after a search: %+v", refused)
+	}
+	if refused.EvidenceThreshold != config.DefaultEvidenceThreshold || refused.EvidenceScore >= refused.EvidenceThreshold {
+		t.Errorf("refused line: evidence_score %v, threshold %v; want a score below the default threshold %v",
+			refused.EvidenceScore, refused.EvidenceThreshold, config.DefaultEvidenceThreshold)
+	}
+	if answered.Flags.InsufficientEvidence || answered.EvidenceScore < answered.EvidenceThreshold || answered.SearchResults[0].EvidenceScore == 0 {
+		t.Errorf("answered line: evidence_score %v (threshold %v), first result's %v",
+			answered.EvidenceScore, answered.EvidenceThreshold, answered.SearchResults[0].EvidenceScore)
 	}
 }

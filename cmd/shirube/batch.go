@@ -92,6 +92,7 @@ func runBatchAsk(cmd *cobra.Command, g *globals, path string) error {
 			o := optimize.Options{
 				Root:     lay.root,
 				Scope:    lay.scope,
+				DataDir:  lay.cfg.DataDir,
 				Proposer: folderProposer(judgeLLM, judgeModel, warn),
 				Log:      errw,
 			}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shirube/shirube/internal/llmtest"
 )
 
 const batchInput = `Question,Ground Truth,Reference Document,Page,Checklist
@@ -78,6 +80,12 @@ func testBatchAskOptimizeUndo(t *testing.T, ws string) {
 	}
 	if _, err := os.Stat(filepath.FromSlash(cp)); err != nil {
 		t.Errorf("copy %s: %v", cp, err)
+	}
+	// The copy is not put in another document's page folder (it once
+	// became database/manuals/vpn_manual/page_001_2.md), and its new
+	// folder is named after whole words of the question, not fragments.
+	if cp != "database/公衆無線lan_vpn/page_001.md" {
+		t.Errorf("copy %s; want database/公衆無線lan_vpn/page_001.md (a new folder of whole words, outside every document's folder)", cp)
 	}
 	if got := tree(t, filepath.Join(ws, "database")); slices.Equal(got, before) {
 		t.Error("the database tree did not change")
@@ -157,5 +165,89 @@ func TestBatchHelp(t *testing.T) {
 	}
 	if _, _, err := run(t, "", "batch"); err == nil {
 		t.Error("batch without an input CSV succeeded")
+	}
+}
+
+// testBatchPartialAnswer: batch with an LLM generator whose answer states
+// the checklist fact and then names a part the documents do not cover. A
+// partial answer is an answer (issue 22): the row scores TP 1, FN 0, not as
+// a refusal.
+func testBatchPartialAnswer(t *testing.T) {
+	const partial = "連続接続は最長12時間までとなる [1]。なお、料金については記載がありません。"
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		if strings.Contains(r.System, "checklist of key points") {
+			return llmtest.Reply{Text: `{"items":[{"index":1,"present":true}],"extra_points":[],"reason":"states the limit"}`}
+		}
+		if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
+			return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":true,"evidence":[1]}]}`}
+		}
+		return llmtest.Reply{Text: partial, Model: "gpt-4o-mini"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"VPNの連続接続は最長何時間ですか？料金は？,最長12時間,database/manuals/vpn_manual/page_001.md,1,- 最長12時間\n"
+	if err := os.WriteFile("partial.csv", []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "batch", "partial.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	if len(rows) != 1 {
+		t.Fatalf("results have %d rows, want 1", len(rows))
+	}
+	r := rows[0]
+	if a := r[col(t, header, "RAG Answer")]; !strings.Contains(a, "最長12時間") {
+		t.Fatalf("RAG Answer %q: the generator's answer did not reach the row", a)
+	}
+	// Every row names its generator and its checklist judge.
+	if g, j := r[col(t, header, "Generator")], r[col(t, header, "Checklist Judge")]; !strings.HasPrefix(g, "llm:") || !strings.HasPrefix(j, "llm") {
+		t.Errorf("row generator %q, judge %q; want the model named for both", g, j)
+	}
+	tp, fn, recall := r[col(t, header, "Checklist TP")], r[col(t, header, "Checklist FN")], r[col(t, header, "Checklist Recall")]
+	if tp != "1" || fn != "0" || recall != "1" {
+		t.Errorf("partial answer scored TP %s FN %s Recall %s (reason %q); want 1, 0, 1",
+			tp, fn, recall, r[col(t, header, "Evaluation Reason")])
+	}
+}
+
+// testBatchCommaReference: a Reference Document cell that lists two pages
+// separated by a comma is read as two pages, not as one path that exists
+// nowhere (issue 22).
+func testBatchCommaReference(t *testing.T) {
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"アカウントロックアウトのしきい値は何回ですか？,連続10回,\"database/runbooks/account_lockout/page_001.md, database/runbooks/backup_restore/page_001.md\",1,- 10回\n"
+	if err := os.WriteFile("comma.csv", []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := mustRun(t, "batch", "comma.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	r := rows[0]
+	reason := r[col(t, header, "Evaluation Reason")]
+	if !strings.Contains(reason, "/2 relevant page(s) retrieved") || r[col(t, header, "Ref TP")] == "0" {
+		t.Errorf("comma-separated reference: Ref TP %s, reason %q; want two pages, the lockout page found",
+			r[col(t, header, "Ref TP")], reason)
+	}
+}
+
+// testBatchModelDown: batch with an LLM generator whose every call fails.
+// The assistant answers extractively; the row is a failed row saying the
+// requested model was not used, not scored as the model's answer.
+func testBatchModelDown(t *testing.T) {
+	fake := llmtest.OpenAI(t, func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Status: 500, RetryAfter: "0", ErrorMessage: "model overloaded"}
+	})
+	t.Setenv("OPENAI_API_KEY", "sk-test-0123456789")
+	t.Setenv("OPENAI_API_BASE", fake.BaseURL())
+	const in = "Question,Ground Truth,Reference Document,Page,Checklist\n" +
+		"アカウントロックアウトのしきい値は何回ですか？,連続10回,database/runbooks/account_lockout/page_001.md,1,- 10回\n"
+	os.WriteFile("down.csv", []byte(in), 0o644)
+	out, _, _ := run(t, "", "batch", "down.csv", "--no-optimize", "--logs", "logs")
+	header, rows := readCSV(t, field(t, out, "results"))
+	r := rows[0]
+	if reason := r[col(t, header, "Evaluation Reason")]; !strings.Contains(reason, "requested model was not used") || r[col(t, header, "Checklist TP")] != "" {
+		t.Errorf("row with the model down: reason %q, TP %q; want a failed row naming the unused model", reason, r[col(t, header, "Checklist TP")])
+	}
+	if g := r[col(t, header, "Generator")]; g != "extractive" {
+		t.Errorf("generator %q; want extractive named", g)
 	}
 }

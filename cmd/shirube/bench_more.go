@@ -101,15 +101,19 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 				return printReport(cmd.OutOrStdout(), reps, true)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %13s %14s %15s %10s %10s %13s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_e2e", "p95_retrieval", "top5_relevance", "top10_relevance", "supported", "citation", "facet_cover", "unknowns", "corrective")
+			fmt.Fprintf(w, "%-9s %9s %9s %10s %13s %13s %14s %15s %10s %10s %13s %10s %10s %10s  routes\n", "profile", "questions", "avg_calls", "avg_rounds", "p95_e2e", "p95_retrieval", "top5_relevance", "top10_relevance", "supported", "citation", "facet_cover", "unknowns", "corrective", "resolution")
 			for _, r := range reps {
-				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %10.2f ms %14.3f %15.3f %10.3f %10.3f %13.3f %10.3f %10.3f  %v\n",
-					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.P95RetrievalMs, r.Top5Relevance, r.Top10Relevance, r.SupportedRate, r.CitationPrecision, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.Routes)
+				fmt.Fprintf(w, "%-9s %9d %9.2f %10.2f %10.2f ms %10.2f ms %14.3f %15.3f %10.3f %10.3f %13.3f %10.3f %10.3f %10.3f  %v\n",
+					r.Profile, r.Questions, r.AvgCalls, r.AvgRounds, r.P95LatencyMs, r.P95RetrievalMs, r.Top5Relevance, r.Top10Relevance, r.SupportedRate, r.CitationPrecision, r.FacetCoverage, r.UnknownsRate, r.CorrectiveRate, r.ResolutionRate, r.Routes)
 			}
+			fmt.Fprintln(w, "resolution = ambiguity_resolution_rate: the share of corrective runs that ended with every must-have facet covered")
 			for _, r := range reps {
 				if r.Adoption != nil {
 					verdict := "do not adopt"
-					if r.Adoption.Adopt {
+					switch {
+					case !r.Adoption.Decided:
+						verdict = "undecided"
+					case r.Adoption.Adopt:
 						verdict = "adopt"
 					}
 					fmt.Fprintf(w, "adoption of %s: %s (%s)\n", r.Profile, verdict, r.Adoption.Reason)

@@ -333,3 +333,23 @@ func TestBenchReplicate(t *testing.T) {
 		t.Errorf("search on the replicated index found no copies:\n%s", got)
 	}
 }
+
+// TestBenchAgentOfflineTable: offline, the text table of `bench agent`
+// carries ambiguity_resolution_rate (seed 003's KPI list), and the adoption
+// verdict is "undecided", not "adopt": extractive answers quote their
+// evidence, so supported and citation precision are 1 by construction.
+func TestBenchAgentOfflineTable(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workspace(t, indexedFixture(t))
+	out := mustRun(t, "bench", "agent", "--profiles", "fast,balanced", "--questions", filepath.Join(repo, "eval", "eval_dataset.json"), "--records", "recs")
+	header, _, _ := strings.Cut(out, "\n")
+	if !strings.Contains(header, "resolution") || !strings.Contains(out, "ambiguity_resolution_rate") {
+		t.Errorf("the text table lacks ambiguity_resolution_rate:\n%s", out)
+	}
+	if !strings.Contains(out, "adoption of balanced: undecided (undecided: the extractive generator quotes its evidence") {
+		t.Errorf("offline adoption verdict is not undecided:\n%s", out)
+	}
+}

@@ -146,9 +146,18 @@ compared.`,
 			if err != nil {
 				return fmt.Errorf("configuration B (%s): %w", cfgB.IndexDir, err)
 			}
+			sizeA, err := measureSizes(cfgA)
+			if err != nil {
+				return err
+			}
+			sizeB, err := measureSizes(cfgB)
+			if err != nil {
+				return err
+			}
 			rep, err := diffeval.Run(ctx, diffeval.Options{
 				Cases: cases, A: historyAsker{a, "diffeval"}, B: historyAsker{b, "diffeval"},
 				NameA: nameA, NameB: nameB, Runs: runs, OutDir: outDir, Progress: errw,
+				SizesA: &sizeA, SizesB: &sizeB,
 			})
 			if err != nil {
 				return err
@@ -157,8 +166,11 @@ compared.`,
 			for _, m := range rep.Metrics {
 				fmt.Fprintf(out, "%-20s %10.4f %10.4f %+8.4f  %-6s %s\n", m.Key, m.A, m.B, m.Diff, m.Better, m.Label)
 			}
-			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameA, rep.A.Pass, rep.A.Fail, rep.A.Skipped, rep.A.Cases)
-			fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d\n", nameB, rep.B.Pass, rep.B.Fail, rep.B.Skipped, rep.B.Cases)
+			for _, sum := range []diffeval.Summary{rep.A, rep.B} {
+				fmt.Fprintf(out, "%s: PASS %d, FAIL %d, SKIPPED %d of %d (generator: %s; judge: %s)\n",
+					sum.Name, sum.Pass, sum.Fail, sum.Skipped, sum.Cases, sum.GeneratorsLine(), sum.Judge)
+			}
+			fmt.Fprintf(out, "%s size: %s\n%s size: %s\n", nameA, sizeA.Line(), nameB, sizeB.Line())
 			fmt.Fprintf(out, "report: %s (also .md and .png)\n", rep.JSONPath)
 			if name, why, none := rep.Unevaluated(); none {
 				return userError(fmt.Errorf("every case of %s was SKIPPED (%s), so nothing was compared. Check that the index holds the case file's documents (--data / --a / --b) and, if the answers failed, that the LLM is reachable (key, OPENAI_API_BASE / ANTHROPIC_BASE_URL)", name, why))
@@ -189,4 +201,20 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// measureSizes measures what the index of cfg occupies: its source and
+// page database folders as the index metadata records them (else as cfg
+// names them), and every index generation.
+func measureSizes(cfg config.Config) (diffeval.Sizes, error) {
+	data, db := cfg.DataDir, cfg.DatabaseDir
+	if m, err := index.ReadMeta(cfg.IndexDir); err == nil {
+		if m.DataDir != "" {
+			data = m.DataDir
+		}
+		if m.DatabaseDir != "" {
+			db = m.DatabaseDir
+		}
+	}
+	return diffeval.MeasureSizes(data, db, cfg.IndexDir)
 }

@@ -21,7 +21,10 @@ six-axis LLM judge. Results go to eval/evaluation_results_YYYY-MM-DD.json.
 A case with a forbidden phrase, a wrong flag or a missing banner fails
 whatever its score. The exit status is 1 when the verdict is FAIL and 3
 (ExitJudgeFailed) when the LLM judge failed on any case: such a case was not
-judged, counts as failed, and "scored_by" in the results says so.`,
+judged, counts as failed, and "scored_by" in the results says so. With a
+judge, missing expected keywords lower the judge's score by their share.
+Every case records its "generator"; a case the extractive fallback answered
+because the requested model failed is not scored, and the run exits 3.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -65,6 +68,9 @@ judged, counts as failed, and "scored_by" in the results says so.`,
 			}
 			if res.JudgeFailed > 0 {
 				return exitCode{code: ExitJudgeFailed, msg: judgeFailedMessage(res)}
+			}
+			if res.ModelNotUsed > 0 {
+				return exitCode{code: ExitJudgeFailed, msg: fmt.Sprintf("ERROR: the requested model was not used for %d of %d cases (the LLM failed; the extractive fallback answered), so they were not scored — check the key, the model and OPENAI_API_BASE / ANTHROPIC_BASE_URL; details in %s", res.ModelNotUsed, res.Total, res.Path)}
 			}
 			if !res.Passed {
 				return exitCode{code: 1, msg: fmt.Sprintf("FAIL: %d of %d cases passed (%.0f%%, %d%% needed) — details in %s", res.PassCount, res.Total, 100*res.PassRate, evalset.PassRatePct, res.Path)}

@@ -7,6 +7,7 @@ package main
 // questions.go, convert.go, judge.go, eval.go and diffeval.go.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -34,7 +35,11 @@ func (b batchAsker) Ask(ctx context.Context, q string) (batch.AskResult, error) 
 	if err != nil {
 		return batch.AskResult{}, err
 	}
-	return batch.AskResult{Answer: rep.Answer, Retrieved: rep.Retrieved(), Refused: rep.Refused()}, nil
+	res := batch.AskResult{Answer: rep.Answer, Retrieved: rep.Retrieved(), Refused: rep.Refused(), Generator: rep.Generator}
+	if rep.LLMUnavailable {
+		res.ModelNotUsed = cmp.Or(rep.LLMError, "the model failed")
+	}
+	return res, nil
 }
 
 // historyAsker answers eval and diff-eval cases, with their conversation.

@@ -92,6 +92,9 @@ func TestEvalCommands(t *testing.T) {
 	}
 	fixture := indexedFixture(t)
 	t.Run("BatchAskOptimizeUndo", func(t *testing.T) { testBatchAskOptimizeUndo(t, workspace(t, fixture)) })
+	t.Run("BatchPartialAnswer", func(t *testing.T) { workspace(t, fixture); testBatchPartialAnswer(t) })
+	t.Run("BatchModelDown", func(t *testing.T) { workspace(t, fixture); testBatchModelDown(t) })
+	t.Run("BatchCommaReference", func(t *testing.T) { workspace(t, fixture); testBatchCommaReference(t) })
 	t.Run("OptimizeNeedsInput", func(t *testing.T) { workspace(t, fixture); testOptimizeNeedsInput(t) })
 	t.Run("Questions", func(t *testing.T) { testQuestions(t, workspace(t, fixture)) })
 	t.Run("QuestionsCategorized", func(t *testing.T) {
@@ -113,7 +116,9 @@ func TestEvalCommands(t *testing.T) {
 	})
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
 	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
+	t.Run("EvalLenientJudge", func(t *testing.T) { workspace(t, fixture); testEvalLenientJudge(t, repo) })
 	t.Run("DiffEval", func(t *testing.T) { workspace(t, fixture); testDiffEval(t) })
+	t.Run("DiffEvalModelDown", func(t *testing.T) { workspace(t, fixture); testDiffEvalModelDown(t) })
 	t.Run("DiffEvalAllSkipped", func(t *testing.T) { workspace(t, fixture); testDiffEvalAllSkipped(t) })
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,4 +26,24 @@ func TestPrintSummaryOneLinePerSkip(t *testing.T) {
 	if len(lines) != 5 || lines[3] != want[0] || lines[4] != want[1] {
 		t.Errorf("report:\n%s\nwant the two skip lines %q", b.String(), want)
 	}
+}
+
+// TestIndexChunkSizeRange: chunk sizes far from seed 002's 500 (400–600)
+// are refused with a message naming the range and the flag, instead of
+// being accepted silently.
+func TestIndexChunkSizeRange(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	os.MkdirAll("data", 0o755)
+	os.WriteFile("data/a.md", []byte("# 見出し\n\n本文です。\n"), 0o644)
+	for _, size := range []string{"5000", "100"} {
+		_, _, err := run(t, "", "index", "--chunk-size", size)
+		if err == nil || !strings.Contains(err.Error(), "chunk size "+size+" is outside 200–2000") || !strings.Contains(err.Error(), "--chunk-size") {
+			t.Errorf("index --chunk-size %s: err %v; want the range and the flag named", size, err)
+		}
+	}
+	if _, _, err := run(t, "", "index", "--chunk-size", "500", "--chunk-overlap", "300"); err == nil || !strings.Contains(err.Error(), "chunk overlap 300") {
+		t.Errorf("index --chunk-overlap 300 with size 500: err %v; want it refused", err)
+	}
+	mustRun(t, "index", "--chunk-size", "600")
 }

@@ -28,7 +28,9 @@ resumes from its checkpoint.
 The default judge is Claude Sonnet through ANTHROPIC_API_KEY; with
 --provider openai (or only OPENAI_API_KEY set) an OpenAI-compatible server
 judges. --judge lexical scores offline by word overlap, without any LLM.
-An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
+An evaluation_prompt.txt in the working folder replaces the built-in prompt.
+When no question got a verdict (every judge reply unreadable), judge exits 3
+and keeps the checkpoint; the next run resumes and asks them again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Out, o.In = cmd.OutOrStdout(), cmd.InOrStdin()
@@ -51,6 +53,9 @@ An evaluation_prompt.txt in the working folder replaces the built-in prompt.`,
 			if _, err := judge.Run(cmd.Context(), o); err != nil {
 				if errors.Is(err, judge.ErrDeclined) {
 					return exitCode{code: 1, msg: err.Error()}
+				}
+				if errors.Is(err, judge.ErrNoVerdict) {
+					return exitCode{code: ExitJudgeFailed, msg: err.Error()}
 				}
 				return userError(err)
 			}

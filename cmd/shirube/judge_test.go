@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shirube/shirube/internal/llmtest"
@@ -116,5 +117,76 @@ func TestJudgeAnthropic(t *testing.T) {
 	}
 	if !strings.Contains(out2, "Precision: 2/2") || len(models) != 6 || !strings.Contains(models[5], "haiku") {
 		t.Errorf("default provider / --model haiku: models %v\n%s", models, out2)
+	}
+}
+
+// TestJudgeNoVerdictKeepsCheckpoint: a judge model that answers the
+// connection check but never gives a readable verdict. Nothing was scored,
+// so judge exits ExitJudgeFailed (not 0 with "Precision: 0/0") and keeps
+// its checkpoint (seed 001: on failure the checkpoint persists); the next
+// run, with the model fixed, resumes and asks both questions again.
+func TestJudgeNoVerdictKeepsCheckpoint(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	judgeFiles(t)
+	var broken atomic.Bool
+	broken.Store(true)
+	fake := llmtest.Anthropic(t, func(r llmtest.Request) llmtest.Reply {
+		if r.System == "" {
+			return llmtest.Reply{Text: "OK"} // the connection check
+		}
+		if broken.Load() {
+			return llmtest.Reply{Text: "I would rate this answer highly."}
+		}
+		return judgeVerdict
+	})
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
+	t.Setenv("ANTHROPIC_BASE_URL", fake.BaseURL())
+
+	out, _, err := run(t, "", "judge", "--yes", "--delay", "0", "--seed", "5")
+	var ec exitCode
+	if !errors.As(err, &ec) || ec.code != ExitJudgeFailed || !strings.Contains(ec.msg, "no verdict for any question") || !strings.Contains(ec.msg, "checkpoint") {
+		t.Fatalf("judge with every verdict unreadable: err %v; want exit %d saying no question got a verdict\n%s", err, ExitJudgeFailed, out)
+	}
+	cps, _ := filepath.Glob(filepath.Join(os.TempDir(), "shirube-judge-*"))
+	if len(cps) != 1 {
+		t.Fatalf("checkpoints after the failed run: %v; want it kept", cps)
+	}
+
+	broken.Store(false)
+	out = mustRun(t, "judge", "--yes", "--delay", "0")
+	for _, want := range []string{"Found a checkpoint of an unfinished run: 0 of 2 questions evaluated.", "Random seed: 5", "Precision: 2/2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("resumed run lacks %q:\n%s", want, out)
+		}
+	}
+	if cps, _ := filepath.Glob(filepath.Join(os.TempDir(), "shirube-judge-*")); len(cps) != 0 {
+		t.Errorf("checkpoint left after the successful run: %v", cps)
+	}
+}
+
+// TestJudgeLexicalNumbersAndSummaryLine: the offline judge does not score
+// 「5年間」 against a ground truth of 「1年間」 as correct (numbers must
+// match), and the results file's first bytes are "#SUMMARY:", with no
+// byte-order mark before them (seed 001).
+func TestJudgeLexicalNumbersAndSummaryLine(t *testing.T) {
+	offlineEnv(t)
+	t.Chdir(t.TempDir())
+	os.WriteFile("questions.csv", []byte("Question Number,Question\n1,ログの保管期間は？\n"), 0o644)
+	os.WriteFile("ground_truth.csv", []byte("Question Number,Ground Truth\n1,ログの保管期間は1年間です。\n"), 0o644)
+	os.WriteFile("rag_answers.csv", []byte("Question Number,RAG Answer\n1,ログの保管期間は5年間です [1]。\n"), 0o644)
+	out := mustRun(t, "judge", "--judge", "lexical", "--yes", "--seed", "1")
+	for _, want := range []string{"Recall: 0/1", "Accuracy: 0/1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("5年間 against 1年間: output lacks %q:\n%s", want, out)
+		}
+	}
+	matches, _ := filepath.Glob("Evaluation_Runs/precision_scores_*.csv")
+	if len(matches) != 1 {
+		t.Fatalf("results %v, want one file", matches)
+	}
+	b, _ := os.ReadFile(matches[0])
+	if !strings.HasPrefix(string(b), "#SUMMARY: Total Questions: 1\n") {
+		t.Errorf("results file starts with %q; want the #SUMMARY line itself", b[:min(len(b), 40)])
 	}
 }

@@ -66,6 +66,14 @@ and --database as shirube index (the defaults are the folders the index at
 			}
 			fmt.Fprintf(out, "%d questions from %d documents (%d single-page, %d multi-page, %d not in the documents; generator %s)\n",
 				len(res.Rows), res.Documents, kinds[questions.KindPage], kinds[questions.KindMulti], kinds[questions.KindNegative], gen)
+			if res.Checked > 0 {
+				pass := res.Checked - len(res.Rejected)
+				fmt.Fprintf(out, "page check: %d of %d single-page questions pass (%.0f%%): answer on the page, no fragment; %d left out\n",
+					pass, res.Checked, 100*float64(pass)/float64(res.Checked), len(res.Rejected))
+				for _, r := range res.Rejected {
+					fmt.Fprintf(errw, "left out: %s — %s\n", r.Row.Question, r.Why)
+				}
+			}
 			if len(res.Skipped) > 0 {
 				fmt.Fprintf(out, "skipped %d file(s), page(s) or group(s); see the warnings above\n", len(res.Skipped))
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
+	"github.com/shirube/shirube/internal/eval/diffeval"
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/retrieve"
 	"github.com/spf13/cobra"
@@ -42,6 +43,15 @@ func newStatusCmd(g *globals) *cobra.Command {
 				"data_dir":     m.DataDir,
 				"database_dir": m.DatabaseDir,
 				"bm25_weight":  weightPolicy(g.cfg, m.Embedder.Kind),
+			}
+			var sizes *diffeval.Sizes
+			if g.cfg.Store == "" {
+				sz, err := diffeval.MeasureSizes(m.DataDir, m.DatabaseDir, g.cfg.IndexDir)
+				if err != nil {
+					return err
+				}
+				sizes = &sz
+				st["sizes"] = sz
 			}
 			// Load the index as search does, so a damaged one is reported
 			// here and not first discovered by a query.
@@ -81,6 +91,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "index:      %s (generation %d)\ndocuments:  %d\npages:      %d\nchunks:     %d\nembedder:   %s %s (%d dims)\nlast built: %s\ndata:       %s\ndatabase:   %s\nbm25 weight: %s\n",
 				where, m.Generation, m.Documents, m.Pages, m.Chunks, m.Embedder.Kind, m.Embedder.Model, m.Embedder.Dim,
 				m.BuiltAt.Format("2006-01-02 15:04:05"), m.DataDir, m.DatabaseDir, weightPolicy(g.cfg, m.Embedder.Kind))
+			if sizes != nil {
+				fmt.Fprintf(w, "sizes:      %s\n", sizes.Line())
+			}
 			fmt.Fprintf(w, "health:     %s\n", health)
 			if health != "ok" {
 				fmt.Fprintf(w, "rebuild:    %s\n", rebuildHint(g.cfg, m))

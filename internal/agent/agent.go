@@ -266,7 +266,7 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	}
 	before := r.bestIDs()
 	if isLead {
-		r.lead = results[:min(len(results), r.leadK)]
+		r.lead = r.newerFirst(results[:min(len(results), r.leadK)])
 	}
 	for _, x := range results {
 		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
@@ -305,6 +305,23 @@ func (r *runner) updated(x retrieve.Result) string {
 		r.dates[x.ChunkID] = d
 	}
 	return d
+}
+
+// newerFirst reorders each run of tied hits — the same fused and evidence
+// scores, as two copies of one text score — so that the newer document
+// comes first (seed 003's updatedAt signal); hits that differ in score keep
+// the search's order. It returns a new slice.
+func (r *runner) newerFirst(hits []retrieve.Result) []retrieve.Result {
+	out := append([]retrieve.Result(nil), hits...)
+	for i := 0; i < len(out); {
+		j := i + 1
+		for j < len(out) && out[j].Score == out[i].Score && out[j].EvidenceScore == out[i].EvidenceScore {
+			j++
+		}
+		sort.SliceStable(out[i:j], func(a, b int) bool { return r.updated(out[i+a]) > r.updated(out[i+b]) })
+		i = j
+	}
+	return out
 }
 
 // ahead orders the evidence: evidence score, newer document, fused score,
@@ -577,18 +594,20 @@ func (r *runner) candidates(onlyUncovered bool) []string {
 }
 
 // sweep spends the search budget the loop left on facets still uncovered
-// (a multi-part question whose other facets satisfied the thresholds, or
-// whose rounds ran out): one round of their corrective queries at a time,
-// until every facet is covered, the budget is spent, nothing new is left
-// to ask, or two searches in a row add no evidence. The fast profile
-// (one round, no corrective loop) does not sweep.
+// (a multi-part question whose other facets satisfied the thresholds
+// before its rounds ran out): one round of their corrective queries at a
+// time, until every facet is covered, the profile's max_rounds is reached
+// (the sweep's rounds count like the loop's: it never adds one beyond), the
+// budget is spent, nothing new is left to ask, or two searches in a row add
+// no evidence. The fast profile (one round, no corrective loop) does not
+// sweep.
 func (r *runner) sweep(ctx context.Context) error {
 	if r.prof.MaxRounds < 2 || len(r.pool) == 0 {
 		return nil
 	}
 	r.streak = 0
 	swept := false
-	for r.res.Calls < r.prof.MaxCalls && hits(r.coverage()) < len(r.plan.Facets) {
+	for r.res.Rounds < r.prof.MaxRounds && r.res.Calls < r.prof.MaxCalls && hits(r.coverage()) < len(r.plan.Facets) {
 		qs := r.candidates(true)
 		if len(qs) == 0 {
 			break

@@ -777,3 +777,30 @@ func TestFacetsAreWholePhrases(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepStaysWithinMaxRounds: balanced (max_rounds 2) on a question
+// whose VPN facet no search covers, each search adding a slightly better
+// chunk so the no-new-evidence stop never fires. The corrective loop uses
+// both rounds; the facet sweep must not add a third (seed 003: reaching
+// max_rounds stops the search).
+func TestSweepStaysWithinMaxRounds(t *testing.T) {
+	n := 0
+	s := &routed{answer: func(string) []retrieve.Result {
+		n++
+		return []retrieve.Result{{ChunkID: fmt.Sprintf("c%02d", n), Text: "バックアップの復旧手順。ログの保管期間。",
+			EvidenceScore: 0.3 + 0.01*float64(n), Score: 1}}
+	}}
+	res, err := Run(context.Background(), threeFacets, Options{Profile: "balanced", Searcher: s, Tokenizer: bigrams{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	max := Profiles["balanced"].MaxRounds
+	if res.Rounds > max {
+		t.Errorf("%d rounds; balanced allows %d\n%+v", res.Rounds, max, res.Trace)
+	}
+	for _, st := range res.Trace {
+		if st.Round > max {
+			t.Errorf("step %q in round %d (phase %s); balanced allows %d rounds", st.Query, st.Round, st.Phase, max)
+		}
+	}
+}

@@ -395,11 +395,18 @@ func (a *Assistant) audit(ctx context.Context, req Request, rep Reply, sopt retr
 			e.Trace = b
 		}
 	}
-	for _, r := range rep.SearchResults {
+	for i, r := range rep.SearchResults {
 		e.SearchResults = append(e.SearchResults, auditlog.SearchResult{
 			ChunkID: r.ChunkID, Score: r.Score, BM25Score: r.BM25Score, VectorScore: r.VectorScore,
 			File: r.File, Heading: r.Heading, Excerpt: auditlog.Excerpt(r.Text, 200),
+			EvidenceScore: r.EvidenceScore,
 		})
+		if i < sopt.K {
+			e.EvidenceScore = max(e.EvidenceScore, r.EvidenceScore)
+		}
+	}
+	if len(rep.SearchResults) > 0 {
+		e.EvidenceThreshold = a.opt.EvidenceThreshold
 	}
 	if err := a.log.Log(ctx, e); err != nil {
 		a.opt.Warn(fmt.Sprintf("audit log not written: %v", err))

@@ -38,6 +38,11 @@ type SearchResult struct {
 	File        string  `json:"file"`
 	Heading     string  `json:"heading"`
 	Excerpt     string  `json:"excerpt"` // see Excerpt
+	// EvidenceScore is the chunk's absolute evidence for the question
+	// (retrieve.Result.EvidenceScore). Score is relative — the best hit of
+	// every search scores 1, a refused question's too — so only this one
+	// says how well the chunk supports an answer.
+	EvidenceScore float64 `json:"evidence_score"`
 }
 
 // TokenUsage counts the tokens of the answer's model calls.
@@ -72,9 +77,11 @@ const (
 )
 
 // Entry is one line of the log. Its JSON has exactly the fields of seed 002
-// §6.1, in that order, followed by optional fields that are left out when
-// empty: the rewritten follow-up, the generator, and how the question
-// ended (outcome, incomplete, llm_unavailable, llm_error, error).
+// §6.1, in that order (each search result with its evidence_score added),
+// followed by the question's evidence_score and the threshold it was
+// gated with, then optional fields that are left out when empty: the
+// rewritten follow-up, the generator, and how the question ended (outcome,
+// incomplete, llm_unavailable, llm_error, error).
 type Entry struct {
 	// Timestamp is when the question was answered; the zero time means
 	// "now". It is written in its own location's wall clock (time.Now() is
@@ -89,6 +96,13 @@ type Entry struct {
 	CostUSD           float64
 	SearchConfig      SearchConfig
 	Flags             Flags
+	// EvidenceScore is the best evidence score of the logged results: what
+	// the insufficient-evidence gate compared with EvidenceThreshold (on
+	// the agentic path the gate scores the strategy's results again, so it
+	// can differ slightly). Both are added fields, written right after the
+	// §6.1 fields when something was searched and left out otherwise.
+	EvidenceScore     float64
+	EvidenceThreshold float64
 	// RewrittenQuery is the self-contained query a follow-up question was
 	// rewritten to, if any.
 	RewrittenQuery string
@@ -126,6 +140,8 @@ type wireEntry struct {
 	CostUSD           float64         `json:"cost_usd"`
 	SearchConfig      SearchConfig    `json:"search_config"`
 	Flags             Flags           `json:"flags"`
+	EvidenceScore     *float64        `json:"evidence_score,omitempty"`
+	EvidenceThreshold float64         `json:"evidence_threshold,omitempty"`
 	RewrittenQuery    string          `json:"rewritten_query,omitempty"`
 	Generator         string          `json:"generator,omitempty"`
 	Outcome           string          `json:"outcome,omitempty"`
@@ -149,6 +165,7 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		CostUSD:           e.CostUSD,
 		SearchConfig:      e.SearchConfig,
 		Flags:             e.Flags,
+		EvidenceThreshold: e.EvidenceThreshold,
 		RewrittenQuery:    e.RewrittenQuery,
 		Generator:         e.Generator,
 		Outcome:           e.Outcome,
@@ -160,6 +177,9 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 	}
 	if w.SearchResults == nil {
 		w.SearchResults = []SearchResult{}
+	}
+	if len(e.SearchResults) > 0 || e.EvidenceThreshold > 0 {
+		w.EvidenceScore = &e.EvidenceScore
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -185,9 +205,13 @@ func (e *Entry) UnmarshalJSON(data []byte) error {
 		Timestamp: ts, SessionID: w.SessionID, Query: w.Query, SearchResults: w.SearchResults,
 		Answer: w.Answer, ProcessingTimeSec: w.ProcessingTimeSec, TokenUsage: w.TokenUsage,
 		CostUSD: w.CostUSD, SearchConfig: w.SearchConfig, Flags: w.Flags,
-		RewrittenQuery: w.RewrittenQuery, Generator: w.Generator,
+		EvidenceThreshold: w.EvidenceThreshold,
+		RewrittenQuery:    w.RewrittenQuery, Generator: w.Generator,
 		Outcome: w.Outcome, Incomplete: w.Incomplete, LLMUnavailable: w.LLMUnavailable,
 		LLMError: w.LLMError, Error: w.Error, Trace: w.Trace,
+	}
+	if w.EvidenceScore != nil {
+		e.EvidenceScore = *w.EvidenceScore
 	}
 	return nil
 }

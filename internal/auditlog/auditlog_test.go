@@ -28,8 +28,9 @@ func seedEntry() Entry {
 		SearchResults: []SearchResult{{
 			ChunkID: "data/manual.pdf_5", Score: 0.85, BM25Score: 0.72, VectorScore: 0.98,
 			File: "data/manual.pdf", Heading: "## ログイン問題のトラブルシューティング",
-			Excerpt: "ログインできない場合、まず...",
+			Excerpt: "ログインできない場合、まず...", EvidenceScore: 0.62,
 		}},
+		EvidenceScore: 0.62, EvidenceThreshold: 0.5,
 		Answer:            "ログインできない場合は、以下の手順を確認してください...",
 		ProcessingTimeSec: 2.34,
 		TokenUsage:        TokenUsage{PromptTokens: 1250, CompletionTokens: 320, TotalTokens: 1570},
@@ -44,6 +45,7 @@ func TestSchemaGolden(t *testing.T) {
 	followUp.RewrittenQuery = "ログインできない場合の対処手順の詳細"
 	followUp.Generator = "gpt-4o-mini"
 	followUp.SearchResults = nil
+	followUp.EvidenceScore, followUp.EvidenceThreshold = 0, 0
 	followUp.Flags = Flags{InsufficientEvidence: true, DangerousOperation: true, AmbiguousQuery: true}
 	followUp.Answer = "<details> & \"quotes\"\nline 2"
 
@@ -58,8 +60,9 @@ func TestSchemaGolden(t *testing.T) {
 	got := b.String()
 	golden.Check(t, filepath.Join("testdata", "schema.golden.jsonl"), []byte(got))
 
-	// The seed's field order, independent of the golden file.
-	wantKeys := []string{"timestamp", "session_id", "query", "search_results", "answer", "processing_time_sec", "token_usage", "cost_usd", "search_config", "flags"}
+	// The seed's field order, independent of the golden file, then the
+	// question's evidence score and threshold.
+	wantKeys := []string{"timestamp", "session_id", "query", "search_results", "answer", "processing_time_sec", "token_usage", "cost_usd", "search_config", "flags", "evidence_score", "evidence_threshold"}
 	if keys := topKeys(t, strings.SplitN(got, "\n", 2)[0]); strings.Join(keys, ",") != strings.Join(wantKeys, ",") {
 		t.Errorf("keys = %v, want %v", keys, wantKeys)
 	}

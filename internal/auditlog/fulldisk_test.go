@@ -122,7 +122,7 @@ func TestTornTailRepairedOnOpen(t *testing.T) {
 
 // TestOutcomeFields: the fields added after the §6.1 ones round-trip and
 // are left out when empty, so an ordinary answer's line is exactly §6.1
-// plus outcome.
+// plus the evidence score and threshold and outcome.
 func TestOutcomeFields(t *testing.T) {
 	e := seedEntry()
 	e.Outcome, e.LLMUnavailable, e.LLMError, e.Incomplete, e.Error = OutcomeLLMUnavailable, true, "timeout", true, "x"
@@ -130,7 +130,7 @@ func TestOutcomeFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `"flags":{"insufficient_evidence":false,"dangerous_operation":false,"ambiguous_query":false},"outcome":"llm_unavailable","incomplete":true,"llm_unavailable":true,"llm_error":"timeout","error":"x"}`
+	want := `"flags":{"insufficient_evidence":false,"dangerous_operation":false,"ambiguous_query":false},"evidence_score":0.62,"evidence_threshold":0.5,"outcome":"llm_unavailable","incomplete":true,"llm_unavailable":true,"llm_error":"timeout","error":"x"}`
 	if !strings.HasSuffix(string(b), want) {
 		t.Errorf("line ends %s\nwant ...%s", b[max(0, len(b)-len(want)-20):], want)
 	}

@@ -19,10 +19,14 @@ func TestAdopt(t *testing.T) {
 		{0.95, 0.94, false, "citation_precision 0.940 < 0.95"},
 		{0.5, 0.5, false, "answer_supported_rate 0.500 < 0.90; citation_precision 0.500 < 0.95"},
 	} {
-		got := Adopt(AgentReport{SupportedRate: tc.supported, CitationPrecision: tc.precision})
-		if got.Adopt != tc.adopt || !strings.Contains(got.Reason, tc.reason) {
+		got := Adopt(AgentReport{Generator: "llm:gpt-4o-mini", SupportedRate: tc.supported, CitationPrecision: tc.precision})
+		if got.Adopt != tc.adopt || !got.Decided || !strings.Contains(got.Reason, tc.reason) {
 			t.Errorf("Adopt(%v, %v) = %+v; want adopt %t, reason with %q", tc.supported, tc.precision, got, tc.adopt, tc.reason)
 		}
+	}
+	// Extractive answers score 1 and 1 by construction: no verdict.
+	if got := Adopt(AgentReport{Generator: "extractive", SupportedRate: 1, CitationPrecision: 1}); got.Adopt || got.Decided || !strings.Contains(got.Reason, "by construction") {
+		t.Errorf("Adopt(extractive, 1, 1) = %+v; want undecided", got)
 	}
 }
 

@@ -94,15 +94,23 @@ const (
 	AdoptProfile           = "balanced"
 )
 
-// Adoption is the adoption verdict of a profile.
+// Adoption is the adoption verdict of a profile. Decided is false when the
+// figures cannot decide it (extractive answers); Adopt is then false too.
 type Adoption struct {
-	Adopt  bool   `json:"adopt"`
-	Reason string `json:"reason"`
+	Adopt   bool   `json:"adopt"`
+	Decided bool   `json:"decided"`
+	Reason  string `json:"reason"`
 }
 
 // Adopt applies seed 003's adoption rule to a report: answer_supported_rate
-// ≥ 0.90 and citation_precision ≥ 0.95 → adopt.
+// ≥ 0.90 and citation_precision ≥ 0.95 → adopt. With extractive answers the
+// verdict is undecided: an extractive answer quotes its evidence and cites
+// the chunk it quotes, so both rates are 1 by construction and say nothing
+// about the profile; only answers a model wrote can decide it.
 func Adopt(r AgentReport) Adoption {
+	if r.Generator == "" || r.Generator == "extractive" {
+		return Adoption{Reason: fmt.Sprintf("undecided: the %s generator quotes its evidence, so answer_supported_rate and citation_precision are 1 by construction; run with an LLM generator (--generator llm) to decide", cmpOr(r.Generator, "extractive"))}
+	}
 	var why []string
 	if r.SupportedRate < AdoptSupportedRate {
 		why = append(why, fmt.Sprintf("answer_supported_rate %.3f < %.2f", r.SupportedRate, AdoptSupportedRate))
@@ -111,10 +119,17 @@ func Adopt(r AgentReport) Adoption {
 		why = append(why, fmt.Sprintf("citation_precision %.3f < %.2f", r.CitationPrecision, AdoptCitationPrecision))
 	}
 	if len(why) == 0 {
-		return Adoption{Adopt: true, Reason: fmt.Sprintf("answer_supported_rate %.3f ≥ %.2f and citation_precision %.3f ≥ %.2f",
+		return Adoption{Adopt: true, Decided: true, Reason: fmt.Sprintf("answer_supported_rate %.3f ≥ %.2f and citation_precision %.3f ≥ %.2f",
 			r.SupportedRate, AdoptSupportedRate, r.CitationPrecision, AdoptCitationPrecision)}
 	}
-	return Adoption{Reason: strings.Join(why, "; ")}
+	return Adoption{Decided: true, Reason: strings.Join(why, "; ")}
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // ProtocolWarning is the warning for a question set smaller than the

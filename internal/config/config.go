@@ -29,12 +29,18 @@ import (
 
 // Defaults of the settings.
 const (
-	DefaultDataDir           = "./data"
-	DefaultDatabaseDir       = "./database"
-	DefaultIndexDir          = "./.shirube"
-	DefaultLogsDir           = "./logs"
-	DefaultChunkSize         = 500
-	DefaultChunkOverlap      = 50
+	DefaultDataDir      = "./data"
+	DefaultDatabaseDir  = "./database"
+	DefaultIndexDir     = "./.shirube"
+	DefaultLogsDir      = "./logs"
+	DefaultChunkSize    = 500
+	DefaultChunkOverlap = 50
+	// MinChunkSize and MaxChunkSize bound the chunk size Validate
+	// accepts, around seed 002's 400–600: below, a chunk no longer holds
+	// a procedure step with its heading; above, one chunk holds several
+	// topics and its evidence score no longer says which answers.
+	MinChunkSize             = 200
+	MaxChunkSize             = 2000
 	DefaultK                 = 4
 	DefaultBM25Weight        = 0.6
 	DefaultEvidenceThreshold = 0.40 // guard.DefaultEvidenceThreshold, calibrated
@@ -276,11 +282,11 @@ func ReadDotenv(path string) (map[string]string, error) {
 // Validate checks ranges and enumerations.
 func (c Config) Validate() error {
 	var errs []error
-	if c.ChunkSize <= 0 {
-		errs = append(errs, fmt.Errorf("chunk size %d must be positive", c.ChunkSize))
-	}
-	if c.ChunkOverlap < 0 || c.ChunkOverlap >= c.ChunkSize {
-		errs = append(errs, fmt.Errorf("chunk overlap %d must be at least 0 and below the chunk size %d", c.ChunkOverlap, c.ChunkSize))
+	if c.ChunkSize < MinChunkSize || c.ChunkSize > MaxChunkSize {
+		errs = append(errs, fmt.Errorf("chunk size %d is outside %d–%d characters: the design (seed 002) chunks at 400–600 (default %d); smaller chunks cut procedures apart and larger ones bury the evidence — set --chunk-size (SHIRUBE_CHUNK_SIZE) between %d and %d",
+			c.ChunkSize, MinChunkSize, MaxChunkSize, DefaultChunkSize, MinChunkSize, MaxChunkSize))
+	} else if c.ChunkOverlap < 0 || 2*c.ChunkOverlap > c.ChunkSize {
+		errs = append(errs, fmt.Errorf("chunk overlap %d must be between 0 and half the chunk size (%d; default %d) — set --chunk-overlap (SHIRUBE_CHUNK_OVERLAP)", c.ChunkOverlap, c.ChunkSize/2, DefaultChunkOverlap))
 	}
 	if c.K < 1 || c.K > 100 {
 		errs = append(errs, fmt.Errorf("k %d must be between 1 and 100", c.K))

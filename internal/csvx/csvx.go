@@ -35,7 +35,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// BOM is the UTF-8 byte-order mark written at the start of every file.
+// BOM is the UTF-8 byte-order mark written at the start of every file
+// that starts with a record (see Writer).
 const BOM = "\uFEFF"
 
 // Latin1Warning is the warning ReadAll returns when the input was not valid
@@ -216,6 +217,11 @@ func UnescapeCell(s string) string {
 // Writer writes utf-8-sig CSV: a byte-order mark before the first record,
 // "\n" line endings, and cells escaped with EscapeCell. Newlines inside cells
 // are kept (the cell is quoted). Call Flush when done.
+//
+// A file that starts with a comment line (WriteComment) has no byte-order
+// mark: its first bytes are the comment itself, "#SUMMARY: …" as seed 001
+// shows it, so that tools matching the first line's "#" see it. Readers of
+// such a file (ReadFile, Excel's import) read it as UTF-8 either way.
 type Writer struct {
 	out      io.Writer
 	cw       *csv.Writer
@@ -258,9 +264,7 @@ func (w *Writer) Write(record []string) error {
 // header. Line breaks in text are replaced by spaces so the comment stays on
 // one line.
 func (w *Writer) WriteComment(text string) error {
-	if err := w.bom(); err != nil {
-		return err
-	}
+	w.wroteBOM = true // a comment first: no byte-order mark (see Writer)
 	w.cw.Flush()
 	if err := w.cw.Error(); err != nil {
 		return fmt.Errorf("write csv: %w", err)

@@ -35,6 +35,24 @@ type AskResult struct {
 	Answer    string
 	Retrieved []string // page identities such as database/a/page_001.md, in rank order
 	Refused   bool     // the agent declined (insufficient evidence)
+	// Generator is what wrote the answer ("extractive", "llm:<model>",
+	// "guard"). ModelNotUsed, when set, says why the requested model was
+	// not used (the extractive fallback answered): the row is then a
+	// failed row, not scored as the model's answer.
+	Generator    string
+	ModelNotUsed string
+}
+
+// JudgeName names an ItemJudge in the results: its Name method if it has
+// one, else "offline" for metrics.OfflineJudge.
+func JudgeName(j metrics.ItemJudge) string {
+	if n, ok := j.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	if _, ok := j.(metrics.OfflineJudge); ok {
+		return "offline"
+	}
+	return fmt.Sprintf("%T", j)
 }
 
 // Asker answers one question. It must be safe for concurrent use.
@@ -365,6 +383,12 @@ func (e evaluator) do(ctx context.Context, asker Asker, rec []string) (r *row, o
 		return r, true
 	}
 	r.cells[ColAnswer] = ans.Answer
+	r.cells[ColGenerator] = ans.Generator
+	if ans.ModelNotUsed != "" {
+		r.cells[ColReason] = "error: the requested model was not used (" + oneLine(ans.ModelNotUsed) + "); the extractive fallback answered, so the row was not scored"
+		r.failed = true
+		return r, true
+	}
 	retrieved := make([]string, len(ans.Retrieved))
 	for i, p := range ans.Retrieved {
 		retrieved[i] = metrics.NormalizePath(p)
@@ -374,6 +398,7 @@ func (e evaluator) do(ctx context.Context, asker Asker, rec []string) (r *row, o
 		return r, true
 	}
 
+	r.cells[ColJudge] = JudgeName(e.judge)
 	var reasons []string
 	refCell := cell(rec, l.reference)
 	refused := ans.Refused || metrics.IsRefusal(ans.Answer)

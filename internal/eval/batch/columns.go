@@ -34,6 +34,11 @@ const (
 	ColRefFN          = "Ref FN"
 	ColRefF1          = "Ref F1"
 	ColRefAccuracy    = "Ref Accuracy"
+
+	// ColGenerator names what wrote the row's answer ("extractive",
+	// "llm:<model>", "guard"); ColJudge the checklist judge that scored it.
+	ColGenerator = "Generator"
+	ColJudge     = "Checklist Judge"
 )
 
 // optPrefix turns a Ref column into its Optimized Reference counterpart
@@ -55,6 +60,7 @@ func evalColumns() []string {
 		ColReason,
 		ColChecklistF1, ColChecklistAccuracy, ColChecklistTN, ColChecklistSpecificity,
 		ColRefF1, ColRefAccuracy,
+		ColGenerator, ColJudge,
 	}
 }
 

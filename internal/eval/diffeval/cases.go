@@ -35,9 +35,14 @@
 // synonyms, no case folding (seed §6). For each case, configuration and run:
 //
 //   - Answer detection: a run has no detectable answer when the Asker
-//     failed, the answer is empty, or the reply is a refusal (the
+//     failed, the answer is empty, the reply is a refusal (the
 //     insufficient-evidence or ambiguity guard answered; also recognised by
-//     their template text). Such a run is SKIPPED.
+//     their template text), or the requested model was not used (the LLM
+//     failed and the extractive fallback answered: scoring that answer
+//     would credit the model with text it never wrote). Such a run is
+//     SKIPPED. Every run records the generator that produced it, and each
+//     configuration's summary counts its runs per generator; the judge is
+//     always the deterministic keyword match (JudgeKeywords).
 //   - Evidence hit (§4.1): every expected keyword occurs in the answer text.
 //     Only the answer is searched — the seed asks whether the answer
 //     contains the law's primary information, not whether retrieval found

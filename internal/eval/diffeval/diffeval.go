@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -36,6 +37,11 @@ const (
 	StableThreshold = 0.8 // least share of runs agreeing for a case to be stable
 )
 
+// JudgeKeywords names the judge of every diff-eval verdict: the
+// deterministic substring match of expected keywords and must-not-contain
+// phrases (seed 004 §6). No model judges a diff-eval run.
+const JudgeKeywords = "keywords"
+
 // Options configure Run.
 type Options struct {
 	Cases        string           // case file; required
@@ -45,12 +51,18 @@ type Options struct {
 	OutDir       string           // where the report goes; default DefaultOutDir
 	Now          func() time.Time // clock for the file names; default time.Now
 	Progress     io.Writer        // one line per case; nil is silent
+	// SizesA and SizesB, when set, are what each configuration occupies
+	// on disk (MeasureSizes), recorded in the report.
+	SizesA, SizesB *Sizes
 }
 
 // RunOutcome is one run of one case on one configuration.
 type RunOutcome struct {
-	Answered       bool     `json:"answered"`
-	SkipReason     string   `json:"skip_reason,omitempty"`
+	Answered   bool   `json:"answered"`
+	SkipReason string `json:"skip_reason,omitempty"`
+	// Generator is what produced the answer, as the assistant reports it
+	// ("extractive", "llm:<model>", "guard"); "" when the Asker failed.
+	Generator      string   `json:"generator,omitempty"`
 	Answer         string   `json:"answer"`
 	Keywords       []bool   `json:"keywords"` // presence of each expected keyword
 	Hit            bool     `json:"hit"`      // all keywords present
@@ -160,12 +172,15 @@ func firstLine(s string) string {
 
 // runOutcome scores one reply.
 func runOutcome(c Case, r assistant.Reply, err error) RunOutcome {
-	ro := RunOutcome{Answer: r.Answer, Keywords: make([]bool, len(c.ExpectedKeywords))}
+	ro := RunOutcome{Answer: r.Answer, Keywords: make([]bool, len(c.ExpectedKeywords)), Generator: r.Generator}
 	text := strings.TrimSpace(r.Answer)
 	switch {
 	case err != nil:
 		ro.SkipReason = "error: " + dataset.OneLine(err.Error())
-		ro.Answer = ""
+		ro.Answer, ro.Generator = "", ""
+		return ro
+	case r.LLMUnavailable:
+		ro.SkipReason = "the requested model was not used (" + dataset.OneLine(r.LLMError) + "); the extractive fallback answered"
 		return ro
 	case text == "":
 		ro.SkipReason = "empty answer"
@@ -227,14 +242,46 @@ type Summary struct {
 	StabilityRate     float64 `json:"stability_rate"` // share of cases that are stable
 	PassRate          float64 `json:"pass_rate"`
 	SkipRate          float64 `json:"skip_rate"`
+	// Generators counts the runs by the generator that answered them
+	// (RunOutcome.Generator; failed runs are not counted). Judge is the
+	// judge of every verdict, JudgeKeywords.
+	Generators map[string]int `json:"generators"`
+	Judge      string         `json:"judge"`
+}
+
+// GeneratorsLine renders Generators as "llm:gpt-4o-mini ×4, extractive ×1",
+// most used first, or "none" when no run produced an answer.
+func (s Summary) GeneratorsLine() string {
+	names := make([]string, 0, len(s.Generators))
+	for g := range s.Generators {
+		names = append(names, g)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if s.Generators[names[i]] != s.Generators[names[j]] {
+			return s.Generators[names[i]] > s.Generators[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	if len(names) == 0 {
+		return "none"
+	}
+	for i, g := range names {
+		names[i] = fmt.Sprintf("%s ×%d", g, s.Generators[g])
+	}
+	return strings.Join(names, ", ")
 }
 
 // Summarise computes a configuration's rates from its outcomes.
 func Summarise(name string, outs []Outcome) Summary {
-	s := Summary{Name: name, Cases: len(outs)}
+	s := Summary{Name: name, Cases: len(outs), Generators: map[string]int{}, Judge: JudgeKeywords}
 	var hits, halluc, stable int
 	recall := 0.0
 	for _, o := range outs {
+		for _, r := range o.Runs {
+			if r.Generator != "" {
+				s.Generators[r.Generator]++
+			}
+		}
 		switch o.Verdict {
 		case Skipped:
 			s.Skipped++
@@ -342,6 +389,8 @@ type Report struct {
 	Metrics         []Metric     `json:"metrics"`
 	Cases           []CaseResult `json:"cases"`
 	SkippedCases    []string     `json:"skipped_cases,omitempty"` // case-file problems
+	SizesA          *Sizes       `json:"sizes_a,omitempty"`
+	SizesB          *Sizes       `json:"sizes_b,omitempty"`
 	JSONPath        string       `json:"-"`
 	MarkdownPath    string       `json:"-"`
 	ChartPath       string       `json:"-"`
@@ -383,6 +432,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	rep := Report{
 		CasesFile: opt.Cases, Corpus: cf.Corpus, RunAt: opt.Now().Format(time.RFC3339),
 		Runs: opt.Runs, StableThreshold: StableThreshold, NameA: opt.NameA, NameB: opt.NameB,
+		SizesA: opt.SizesA, SizesB: opt.SizesB,
 	}
 	for _, p := range problems {
 		rep.SkippedCases = append(rep.SkippedCases, p.Error())

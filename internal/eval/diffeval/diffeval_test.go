@@ -8,6 +8,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -44,9 +45,9 @@ func (s *scripted) Ask(_ context.Context, q string, _ []llm.Message) (assistant.
 	return r, nil
 }
 
-func ans(text string) assistant.Reply { return assistant.Reply{Answer: text} }
+func ans(text string) assistant.Reply { return assistant.Reply{Answer: text, Generator: "llm:test"} }
 
-var refusal = assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Flags: answer.Flags{InsufficientEvidence: true}}
+var refusal = assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Flags: answer.Flags{InsufficientEvidence: true}, Generator: "guard"}
 
 const testCases = `{
   "version": "0.1",
@@ -109,13 +110,15 @@ func runFixture(t *testing.T) Report {
 func TestRunMetrics(t *testing.T) {
 	rep := runFixture(t)
 	wantA := Summary{Name: "html-text", Cases: 3, Evaluated: 2, Pass: 1, Fail: 1, Skipped: 1,
-		EvidenceHitRate: 1, KeywordRecall: 1, HallucinationRate: 0.5, StabilityRate: 1, PassRate: 0.5, SkipRate: 0.3333}
+		EvidenceHitRate: 1, KeywordRecall: 1, HallucinationRate: 0.5, StabilityRate: 1, PassRate: 0.5, SkipRate: 0.3333,
+		Generators: map[string]int{"llm:test": 10, "guard": 5}, Judge: JudgeKeywords}
 	wantB := Summary{Name: "markdown", Cases: 3, Evaluated: 3, Pass: 2, Fail: 1,
-		EvidenceHitRate: 0.6667, KeywordRecall: 0.8, HallucinationRate: 0, StabilityRate: 0.6667, PassRate: 0.6667, SkipRate: 0}
-	if rep.A != wantA {
+		EvidenceHitRate: 0.6667, KeywordRecall: 0.8, HallucinationRate: 0, StabilityRate: 0.6667, PassRate: 0.6667, SkipRate: 0,
+		Generators: map[string]int{"llm:test": 15}, Judge: JudgeKeywords}
+	if !reflect.DeepEqual(rep.A, wantA) {
 		t.Errorf("A = %+v\nwant %+v", rep.A, wantA)
 	}
-	if rep.B != wantB {
+	if !reflect.DeepEqual(rep.B, wantB) {
 		t.Errorf("B = %+v\nwant %+v", rep.B, wantB)
 	}
 	var got []string
@@ -163,7 +166,7 @@ func TestRunMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(data, &back); err != nil || back.A != wantA || back.B != wantB {
+	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back.A, wantA) || !reflect.DeepEqual(back.B, wantB) {
 		t.Errorf("JSON file: err %v\nA %+v\nB %+v", err, back.A, back.B)
 	}
 	if filepath.Base(rep.JSONPath) != "diff_eval_2025-03-04.json" {
@@ -437,4 +440,21 @@ func FuzzParseCases(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestModelNotUsedIsSkipped: a reply the extractive fallback wrote because
+// the model failed is not scored as the model's answer, even when it
+// contains every keyword: the run is SKIPPED and says why.
+func TestModelNotUsedIsSkipped(t *testing.T) {
+	c := Case{ID: "c1", Question: "q", ExpectedKeywords: []string{"賠償"}}
+	fallback := assistant.Reply{Answer: "損害を賠償する [1]。", Generator: "extractive",
+		LLMUnavailable: true, LLMError: "server error (HTTP 500) after 3 attempts"}
+	o := Evaluate(c, []assistant.Reply{fallback, fallback}, nil)
+	if o.Verdict != Skipped || o.Answered != 0 || !strings.Contains(o.Reason, "requested model was not used") ||
+		!strings.Contains(o.Reason, "HTTP 500") {
+		t.Errorf("fallback answers: verdict %s, answered %d, reason %q; want SKIPPED naming the unused model", o.Verdict, o.Answered, o.Reason)
+	}
+	if s := Summarise("A", []Outcome{o}); s.Generators["extractive"] != 2 || s.GeneratorsLine() != "extractive ×2" {
+		t.Errorf("generators %v (%s)", s.Generators, s.GeneratorsLine())
+	}
 }

@@ -97,7 +97,15 @@ func Markdown(rep Report) string {
 		fmt.Fprintf(&b, " (corpus: %s)", mdCell(rep.Corpus))
 	}
 	fmt.Fprintf(&b, "\n- 実行回数: 各 %d 回 / 安定判定: 一致率 %.0f%% 以上\n", rep.Runs, 100*rep.StableThreshold)
-	fmt.Fprintf(&b, "- 評価: A %d 件 (SKIPPED %d)、B %d 件 (SKIPPED %d)\n\n", rep.A.Evaluated, rep.A.Skipped, rep.B.Evaluated, rep.B.Skipped)
+	fmt.Fprintf(&b, "- 評価: A %d 件 (SKIPPED %d)、B %d 件 (SKIPPED %d)\n", rep.A.Evaluated, rep.A.Skipped, rep.B.Evaluated, rep.B.Skipped)
+	fmt.Fprintf(&b, "- 生成: A %s / B %s\n- 判定: %s (キーワード一致)\n", mdCell(rep.A.GeneratorsLine()), mdCell(rep.B.GeneratorsLine()), JudgeKeywords)
+	if rep.SizesA != nil {
+		fmt.Fprintf(&b, "- 容量 A: %s\n", mdCell(rep.SizesA.Line()))
+	}
+	if rep.SizesB != nil {
+		fmt.Fprintf(&b, "- 容量 B: %s\n", mdCell(rep.SizesB.Line()))
+	}
+	b.WriteString("\n")
 
 	fmt.Fprintf(&b, "| 指標 | A: %s | B: %s | B − A | 優位 |\n", mdCell(rep.NameA), mdCell(rep.NameB))
 	b.WriteString("|---|---:|---:|---:|:---:|\n")

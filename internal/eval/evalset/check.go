@@ -236,18 +236,25 @@ func CasePasses(checks []Check, score float64) bool {
 // Score is a case's final score.
 //
 // Without a judge (judge == nil) it is the deterministic score. With one it
-// is the judge's average of the six axes, except that a failed hard check
-// caps it at the deterministic score: a lenient judge cannot pass an answer
-// that lacks the danger banner, sets the wrong flag or contains a forbidden
-// phrase. Failed soft checks (keywords, citations) do not cap it, since the
-// judge's completeness, grounding and citation axes already measure them
-// and a model's wording need not repeat the keywords.
+// is the judge's average of the six axes times the share of expected
+// keywords the answer contains, so a lenient judge cannot pass
+// 「手順に従ってください [1]。」 at 85 when the case expects 「10回」: missing
+// keywords lower the score as they do offline. A failed hard check caps it
+// at the deterministic score: a lenient judge cannot pass an answer that
+// lacks the danger banner, sets the wrong flag or contains a forbidden
+// phrase. A failed citation check does not lower it, since the judge's
+// grounding and citation axes already measure the citations.
 func Score(checks []Check, judge *JudgeScores) float64 {
 	det := DeterministicScore(checks)
 	if judge == nil {
 		return det
 	}
 	s := judge.Average
+	for _, c := range checks {
+		if c.Name == CheckKeywords {
+			s = round1(s * c.value())
+		}
+	}
 	for _, c := range checks {
 		if c.Hard && !c.Passed {
 			return math.Min(s, det)

@@ -199,17 +199,20 @@ func TestRunSkipsBadCasesAndAskerErrors(t *testing.T) {
 
 func TestRunWithJudge(t *testing.T) {
 	cases := []Case{
-		{ID: "j1", Category: CategoryNormal, Query: "q1", ExpectedKeywords: []string{"absent"}},
+		{ID: "j1", Category: CategoryNormal, Query: "q1", ExpectedCitations: []string{"runbooks/absent.md"}},
 		{ID: "j2", Category: CategoryDangerous, Query: "q2", ExpectedWarning: "⚠️ 承認・確認が必要"},
 		{ID: "j3", Category: CategoryNormal, Query: "q3"},
+		{ID: "j4", Category: CategoryNormal, Query: "q4", ExpectedKeywords: []string{"10回"}},
 	}
 	asker := &fakeAsker{replies: map[string]assistant.Reply{
 		"q1": {Answer: "answer one"},
 		"q2": {Answer: "no banner", Flags: answer.Flags{DangerousOperation: true}},
 		"q3": {Answer: "answer three"},
+		"q4": {Answer: "手順に従ってください [1]。", Generator: "llm:gpt-test"},
 	}}
 	good := `{"grounding": 80, "accuracy": 80, "completeness": 80, "safety": 80, "citation": 80, "conciseness": 80, "average": 10, "reasoning": "ok"}`
-	judge := &fakeCompleter{texts: []string{good, good, "not json", "still not json"}, model: "gpt-judge"}
+	lenient := `{"grounding": 85, "accuracy": 85, "completeness": 85, "safety": 85, "citation": 85, "conciseness": 85, "reasoning": "ok"}`
+	judge := &fakeCompleter{texts: []string{good, good, "not json", "still not json", lenient}, model: "gpt-judge"}
 	res, err := Run(context.Background(), Options{Dataset: writeDataset(t, Dataset{Cases: cases}), Asker: asker, Judge: judge, OutDir: t.TempDir(), Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
@@ -217,10 +220,12 @@ func TestRunWithJudge(t *testing.T) {
 	if res.Judge != "gpt-judge" {
 		t.Errorf("judge name %q", res.Judge)
 	}
-	// j1: soft check failed, judge average 80 stands.
+	// j1: citation check (soft) failed, judge average 80 stands.
 	// j2: hard check (warning) failed: capped at the deterministic score 50 (1 of 2).
 	// j3: judge failed twice: deterministic score 100 (category) with the error recorded.
-	for i, want := range []float64{80, 50, 100} {
+	// j4: a lenient judge's 85 for an answer without the expected keyword:
+	//     the missing keyword lowers it to 0 (issue 22).
+	for i, want := range []float64{80, 50, 100, 0} {
 		if got := res.Cases[i].Score; got != want {
 			t.Errorf("case %s score %v, want %v", res.Cases[i].ID, got, want)
 		}
@@ -231,8 +236,11 @@ func TestRunWithJudge(t *testing.T) {
 	if res.Cases[2].JudgeError == "" || res.Cases[2].Judge != nil {
 		t.Errorf("judge failure not recorded: %+v", res.Cases[2])
 	}
-	if len(judge.reqs) != 4 {
-		t.Errorf("%d judge calls, want 4 (1 + 1 + 2)", len(judge.reqs))
+	if len(judge.reqs) != 5 {
+		t.Errorf("%d judge calls, want 5 (1 + 1 + 2 + 1)", len(judge.reqs))
+	}
+	if c := res.Cases[3]; c.Judge == nil || c.Judge.Average != 85 || c.Passed || c.Generator != "llm:gpt-test" {
+		t.Errorf("j4: judge %+v, passed %t, generator %q; want the judge's 85 recorded, a failed case, the generator named", c.Judge, c.Passed, c.Generator)
 	}
 }
 
@@ -372,6 +380,9 @@ func TestDeterministicScoreAndScore(t *testing.T) {
 		{"hard share times content", []Check{hardPass, hardPass, hardFail, softFail, pass}, nil, 33.3},
 		{"none", nil, nil, 0},
 		{"judge, soft fail", []Check{pass, softFail}, judge, 90},
+		{"judge, no keyword", []Check{hardPass, {Name: CheckKeywords}}, &JudgeScores{Average: 85}, 0},
+		{"judge, half the keywords", []Check{hardPass, {Name: CheckKeywords, Share: 0.5}}, judge, 45},
+		{"judge, every keyword", []Check{hardPass, {Name: CheckKeywords, Passed: true}}, judge, 90},
 		{"judge, hard fail caps", []Check{hardPass, hardPass, hardFail}, judge, 66.7},
 		{"judge below cap", []Check{hardPass, hardFail}, &JudgeScores{Average: 40}, 40},
 	} {

@@ -75,11 +75,12 @@ func TestRunJudgeOverHTTP(t *testing.T) {
 		qBad   = "パスワードの最小文字数は？"
 		qProse = "MFAの対象は？"
 	)
-	// Every case expects two keywords of which the answer has one: the
-	// keyword check (soft) fails and the category check passes, so the
-	// deterministic score is 50 and a judge's average is not capped.
+	// Every case expects two citations of which the answer has one: the
+	// citation check (soft) fails and the category check passes, so the
+	// deterministic score is 50 and a judge's average is neither capped
+	// nor lowered (only missing keywords lower it).
 	kw := func(id, q string) Case {
-		return Case{ID: id, Category: CategoryNormal, Query: q, ExpectedKeywords: []string{"答え", "未記載"}}
+		return Case{ID: id, Category: CategoryNormal, Query: q, ExpectedCitations: []string{"ネットワーク/vpn.md", "runbooks/absent.md"}}
 	}
 	cases := []Case{kw("h1", qValid), kw("h2", qRetry), kw("h3", qBad), kw("h4", qProse)}
 	ev := answer.Evidence{N: 1, File: "database/ネットワーク/vpn/page_001.md", Heading: "VPN > タイムアウト", Score: 0.85, Excerpt: "無操作が30分続くと切断される。"}

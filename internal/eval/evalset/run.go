@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/shirube/shirube/internal/answer"
@@ -45,12 +46,17 @@ const (
 	JudgeNone = "none"
 )
 
+// errModelNotUsed starts CaseResult.Error of a case the extractive fallback
+// answered because the requested model failed.
+const errModelNotUsed = "the requested model was not used"
+
 // Verdicts of a run.
 const (
 	VerdictPass = "PASS"
 	VerdictFail = "FAIL"
-	// VerdictError: the LLM judge failed on at least one case, so the run
-	// did not check what it was asked to check, whatever the pass rate.
+	// VerdictError: the LLM judge failed on at least one case, or the
+	// requested answer model was not used for one, so the run did not check
+	// what it was asked to check, whatever the pass rate.
 	VerdictError = "ERROR"
 )
 
@@ -89,12 +95,15 @@ type Result struct {
 	// judge call failed (errors: they never pass); Fallback those scored by
 	// the deterministic checks alone (every case of an offline run, the
 	// judge-failed cases of an LLM run).
-	Judged      int    `json:"judged"`
-	JudgeFailed int    `json:"judge_failed"`
-	Fallback    int    `json:"fallback"`
-	Passed      bool   `json:"passed"`
-	Verdict     string `json:"verdict"` // VerdictPass, VerdictFail or VerdictError
-	Path        string `json:"-"`       // the results file written
+	Judged      int `json:"judged"`
+	JudgeFailed int `json:"judge_failed"`
+	Fallback    int `json:"fallback"`
+	// ModelNotUsed counts the cases whose requested model was not used
+	// (the extractive fallback answered); any makes the run an ERROR.
+	ModelNotUsed int    `json:"model_not_used,omitempty"`
+	Passed       bool   `json:"passed"`
+	Verdict      string `json:"verdict"` // VerdictPass, VerdictFail or VerdictError
+	Path         string `json:"-"`       // the results file written
 }
 
 // CaseResult is the outcome of one case.
@@ -112,10 +121,15 @@ type CaseResult struct {
 	JudgeError         string       `json:"judge_error,omitempty"`
 	// ScoredBy names what produced Score: the judge model, JudgeDeterministic
 	// (offline run), JudgeFallback (the judge failed) or JudgeNone.
-	ScoredBy string  `json:"scored_by"`
-	Score    float64 `json:"score"`
-	Passed   bool    `json:"passed"`
-	Error    string  `json:"error,omitempty"` // the Asker failed; the case scores 0
+	ScoredBy string `json:"scored_by"`
+	// Generator is what wrote the answer, as the assistant reports it
+	// ("extractive", "llm:<model>", "guard"). A case whose requested model
+	// was not used (the LLM failed and the extractive fallback answered)
+	// is an error: Error says so and it scores 0.
+	Generator string  `json:"generator"`
+	Score     float64 `json:"score"`
+	Passed    bool    `json:"passed"`
+	Error     string  `json:"error,omitempty"` // the Asker failed; the case scores 0
 }
 
 // Run evaluates every usable case of the dataset in order, writes the
@@ -199,6 +213,12 @@ func evaluate(ctx context.Context, opt Options, c Case) CaseResult {
 	}
 	cr.RewrittenQuery = reply.RewrittenQuery
 	cr.Answer = reply.Answer
+	cr.Generator = reply.Generator
+	if reply.LLMUnavailable {
+		cr.Error = errModelNotUsed + " (" + dataset.OneLine(reply.LLMError) + "); the extractive fallback answered, so the case was not scored"
+		cr.Checks = []Check{}
+		return cr
+	}
 	if cited := reply.Cited(); cited != nil {
 		cr.Cited = cited
 	}
@@ -230,8 +250,11 @@ func summarise(res *Result) {
 	counts := map[string]int{}
 	total := 0.0
 	res.Total, res.PassCount = len(res.Cases), 0
-	res.Judged, res.JudgeFailed, res.Fallback = 0, 0, 0
+	res.Judged, res.JudgeFailed, res.Fallback, res.ModelNotUsed = 0, 0, 0, 0
 	for _, c := range res.Cases {
+		if strings.HasPrefix(c.Error, errModelNotUsed) {
+			res.ModelNotUsed++
+		}
 		switch {
 		case c.JudgeError != "":
 			res.JudgeFailed++
@@ -256,9 +279,9 @@ func summarise(res *Result) {
 		res.OverallAverage = round1(total / float64(res.Total))
 		res.PassRate = float64(res.PassCount) / float64(res.Total)
 	}
-	res.Passed = RunPasses(res.PassCount, res.Total) && res.JudgeFailed == 0
+	res.Passed = RunPasses(res.PassCount, res.Total) && res.JudgeFailed == 0 && res.ModelNotUsed == 0
 	switch {
-	case res.JudgeFailed > 0:
+	case res.JudgeFailed > 0, res.ModelNotUsed > 0:
 		res.Verdict = VerdictError
 	case res.Passed:
 		res.Verdict = VerdictPass

@@ -27,6 +27,18 @@ type ChecklistLLM struct {
 	Model string // "" means the client's default
 }
 
+// Name names the judge in results: "llm:<model>", or "llm" when the
+// client's default model is used.
+func (j ChecklistLLM) Name() string {
+	if j.Model != "" {
+		return "llm:" + j.Model
+	}
+	if m, ok := j.LLM.(interface{ Model() string }); ok && m.Model() != "" {
+		return "llm:" + m.Model()
+	}
+	return "llm"
+}
+
 const checklistSystem = `You grade a RAG answer against a checklist of key points.
 For each numbered checklist item decide whether the answer states it (paraphrases count; partial or contradicting statements do not).
 Then list the key points of the answer that are NOT covered by any checklist item (ignore greetings, citations and filler).

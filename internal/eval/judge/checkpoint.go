@@ -52,7 +52,8 @@ func checkpointPath(dir, key string) string {
 // loadCheckpoint reads the checkpoint at path. It returns nil, nil when
 // there is none, and nil with an error when the file is unreadable or
 // belongs to another run (the caller then starts afresh). A finished
-// question whose line was cut short by a crash is judged again.
+// question whose line was cut short by a crash, and a question recorded as
+// an error row (no verdict), are judged again.
 func loadCheckpoint(path, key string) (*progress, error) {
 	var p *progress
 	var bad error
@@ -75,7 +76,12 @@ func loadCheckpoint(path, key string) (*progress, error) {
 		if p == nil || json.Unmarshal(line, &d) != nil || d.Key == "" {
 			return false
 		}
-		p.Done[d.Key] = d.Row
+		if d.Row.Error != "" {
+			// No verdict: a resumed run asks this question again.
+			delete(p.Done, d.Key)
+		} else {
+			p.Done[d.Key] = d.Row
+		}
 		return true
 	})
 	if err != nil {

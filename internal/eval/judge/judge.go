@@ -35,7 +35,9 @@
 //
 // Progress is kept in a checkpoint journal in os.TempDir() after every
 // question; a later run over the same files offers to resume and never
-// judges a question twice. Before judging, Run shows what it found and an
+// judges a question twice (a question whose verdict was unreadable is asked
+// again). A run in which no question got a verdict fails with ErrNoVerdict
+// and keeps its checkpoint. Before judging, Run shows what it found and an
 // estimated cost and asks "Proceed? [Y/n]"; Options.Yes answers yes to
 // every prompt.
 package judge
@@ -81,13 +83,19 @@ const (
 	ConsensusTemperature = 0.3
 )
 
-// ErrDeclined is returned when the user answers "n" to a prompt.
 // ErrInputEnded means a confirmation prompt got no answer because the input
 // ended (a script, a closed pipe); front ends name their yes option.
 var ErrInputEnded = errors.New("the input ended")
 
 // ErrDeclined means the user declined at a prompt.
 var ErrDeclined = errors.New("evaluation cancelled at the prompt; nothing was judged")
+
+// ErrNoVerdict is returned by Run when the judge gave no usable verdict
+// for any question (every reply unreadable): nothing was scored, so the run
+// failed. The results file with the error rows is still written and the
+// checkpoint is kept, so the next run resumes and asks those questions
+// again.
+var ErrNoVerdict = errors.New("the judge gave no verdict for any question")
 
 // Options configures Run. The zero value of every field but Completer (and
 // In, when prompts are answered) means the seed's default.
@@ -411,6 +419,16 @@ func (r *runner) run(ctx context.Context) error {
 	}
 	r.res.Output = path
 	cp.close()
+	if r.res.Summary.Total > 0 && r.res.Summary.Scored == 0 {
+		first := ""
+		for _, row := range r.res.Rows {
+			if row.Error != "" {
+				first = row.Error
+				break
+			}
+		}
+		return fmt.Errorf("%w: all %d failed (first: %s). Nothing was scored; the error rows are in %s. The checkpoint %s is kept: check the model (--model, --provider) and the prompt, then run again to resume", ErrNoVerdict, r.res.Summary.Total, first, path, cpPath)
+	}
 	if err := checkpoint.Remove(cpPath); err != nil {
 		r.warn("could not remove the checkpoint " + cpPath + ": " + err.Error())
 	}

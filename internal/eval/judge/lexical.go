@@ -2,11 +2,13 @@ package judge
 
 import (
 	"fmt"
-	"github.com/shirube/shirube/internal/analysis"
+	"sort"
 	"strings"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/shirube/shirube/internal/analysis"
 )
 
 // Lexical is the offline judge: deterministic scores from word overlap, with
@@ -32,6 +34,12 @@ import (
 //     with at least one term) are supported: 30% or more of a sentence's
 //     distinct terms occur in the ground truth. An answer with no terms
 //     (e.g. empty) asserts nothing, so its precision is 1.
+//   - Numbers must match: every number of the ground truth (a run of
+//     digits after NFKC, "3.5" one number; citation markers such as [1]
+//     left out) must occur in the answer, or recall is 0 whatever the
+//     overlap — 「保管期間は5年間」 does not answer 「保管期間は1年間」 — and
+//     an answer sentence stating a number the ground truth lacks is not
+//     supported when the ground truth has numbers of its own.
 //   - Accuracy is 1 when precision and recall are both 1.
 //
 // The reasoning states the counts behind the scores.
@@ -57,6 +65,14 @@ func Lexical(groundTruth, answer string) Verdict {
 	if len(gt) > 0 {
 		recallCov = float64(covered) / float64(len(gt))
 	}
+	gtNums, ansNums := numberSet(groundTruth), numberSet(answer)
+	var missingNums []string
+	for n := range gtNums {
+		if !ansNums[n] {
+			missingNums = append(missingNums, n)
+		}
+	}
+	sort.Strings(missingNums)
 	sentences, supported := 0, 0
 	for _, s := range analysis.SplitSentences(answer) {
 		ts := termSet(s)
@@ -64,6 +80,9 @@ func Lexical(groundTruth, answer string) Verdict {
 			continue
 		}
 		sentences++
+		if len(gtNums) > 0 && !subset(numberSet(s), gtNums) {
+			continue // states a figure the ground truth does not have
+		}
 		hit := 0
 		for t := range ts {
 			if gt[t] {
@@ -82,7 +101,7 @@ func Lexical(groundTruth, answer string) Verdict {
 	if precShare >= 0.5 {
 		v.Precision = 1
 	}
-	if recallCov >= 0.5 {
+	if recallCov >= 0.5 && len(missingNums) == 0 {
 		v.Recall = 1
 	}
 	if v.Precision == 1 && v.Recall == 1 {
@@ -90,7 +109,48 @@ func Lexical(groundTruth, answer string) Verdict {
 	}
 	v.Reasoning = fmt.Sprintf("lexical: %d/%d ground-truth terms found in the answer (%s); %d/%d answer sentences supported by the ground truth (%s).",
 		covered, len(gt), pct(covered, len(gt)), supported, sentences, pct(supported, sentences))
+	if len(missingNums) > 0 {
+		v.Reasoning += " Ground-truth number(s) missing from the answer: " + strings.Join(missingNums, ", ") + "."
+	}
 	return v
+}
+
+// numberSet returns the numbers of text: runs of digits after NFKC, with a
+// decimal point between digits kept ("3.5"), leading zeros dropped ("05"
+// is "5"). Citation markers ([1], ［2］) are not numbers of the text.
+func numberSet(text string) map[string]bool {
+	t := []rune(norm.NFKC.String(text))
+	set := map[string]bool{}
+	for i := 0; i < len(t); {
+		if !unicode.IsDigit(t[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(t) && (unicode.IsDigit(t[j]) || (t[j] == '.' && j+1 < len(t) && unicode.IsDigit(t[j+1]))) {
+			j++
+		}
+		citation := i > 0 && t[i-1] == '[' && j < len(t) && t[j] == ']'
+		if !citation {
+			n := strings.TrimLeft(string(t[i:j]), "0")
+			if n == "" || n[0] == '.' {
+				n = "0" + n
+			}
+			set[n] = true
+		}
+		i = j
+	}
+	return set
+}
+
+// subset reports whether every key of a is in b.
+func subset(a, b map[string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // NoInfo reports whether text says that no information is available.

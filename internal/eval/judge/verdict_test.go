@@ -188,6 +188,17 @@ func TestLexical(t *testing.T) {
 			Verdict{1, 1, 1, "lexical: 3/3 ground-truth terms found in the answer (100%); 1/2 answer sentences supported by the ground truth (50%)."},
 		},
 		{
+			// Every term but the number overlaps; the number does not match,
+			// so recall is 0 and the sentence stating 5 is not supported.
+			"number differs", "ログの保管期間は1年間です。", "ログの保管期間は5年間です [1]。",
+			Verdict{0, 0, 0, "lexical: 10/10 ground-truth terms found in the answer (100%); 0/1 answer sentences supported by the ground truth (0%). Ground-truth number(s) missing from the answer: 1."},
+		},
+		{
+			// The citation marker [1] is not the number 1.
+			"citation is not a number", "ログの保管期間は1年間です。", "ログの保管期間は1年間です [2]。",
+			Verdict{1, 1, 1, "lexical: 10/10 ground-truth terms found in the answer (100%); 1/1 answer sentences supported by the ground truth (100%)."},
+		},
+		{
 			// gt 東京都 → {東京, 京都}; answer 大阪府です → {大阪, 阪府} (です dropped):
 			// recall 0/2, sentence 0/2 supported.
 			"japanese wrong", "東京都", "大阪府です。",

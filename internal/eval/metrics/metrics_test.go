@@ -153,6 +153,11 @@ func TestIsRefusal(t *testing.T) {
 		{"まず影響範囲を確認します。", false},
 		{"手順書に記載された手順に従ってください。", false},
 		{"", false},
+		// A partial answer names an unsupported part: it is an answer.
+		{"連続接続は最長12時間までとなる [1]。なお、料金については記載がありません。", false},
+		{"料金については記載がありません。連続接続は最長12時間までとなる [1]。", false},
+		{"資料には記載がありません。担当部署にお問い合わせください。", true},
+		{"該当する手順が見つかりませんでした。\n出典: runbooks/vpn.md", true},
 	}
 	for _, tt := range tests {
 		if got := IsRefusal(tt.answer); got != tt.want {
@@ -316,6 +321,17 @@ func TestParseReference(t *testing.T) {
 	if s := FormatReference(want); s != "a/b.md|a/c.md\nx/y.md" {
 		t.Errorf("FormatReference = %q", s)
 	}
+	// A comma-separated list is that many pages, not one path.
+	for cell, want := range map[string][][]string{
+		"a.md, b.md":            {{"a.md"}, {"b.md"}},
+		"a.md|a2.md、b.md":       {{"a.md", "a2.md"}, {"b.md"}},
+		"runbooks/x.md; y/z.md": {{"runbooks/x.md"}, {"y/z.md"}},
+		"report, final.md":      {{"report, final.md"}}, // "report" is no path: one name with a comma
+	} {
+		if got := ParseReference(cell); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseReference(%q) = %q; want %q", cell, got, want)
+		}
+	}
 }
 
 func TestSummary(t *testing.T) {
@@ -372,6 +388,7 @@ func FuzzParseChecklist(f *testing.F) {
 func FuzzParseReference(f *testing.F) {
 	f.Add("a.md|b.md\nc.md")
 	f.Add(`.\x\y.md`)
+	f.Add("a.md, b.md|c.md")
 	f.Fuzz(func(t *testing.T, cell string) {
 		g := ParseReference(cell)
 		if again := ParseReference(FormatReference(g)); !reflect.DeepEqual(again, g) {

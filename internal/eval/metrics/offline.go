@@ -3,6 +3,8 @@ package metrics
 import (
 	"context"
 	"strings"
+
+	answerpkg "github.com/shirube/shirube/internal/answer"
 )
 
 // Thresholds of the offline judge, tuned on Japanese paraphrases (see
@@ -56,7 +58,7 @@ func (OfflineJudge) Judge(_ context.Context, items []string, answer string) (Jud
 	}
 	for _, s := range sentences(answer) {
 		sf := contentFeatures(normalize(s))
-		if len(sf) < minKeyPointFeatures || IsRefusal(s) {
+		if len(sf) < minKeyPointFeatures || answerpkg.IsRefusal(s) {
 			continue
 		}
 		st := newText(s)

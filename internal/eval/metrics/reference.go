@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"path"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
@@ -33,21 +34,48 @@ func NormalizePath(p string) string {
 // line (blank lines are ignored), each line an alias group
 // "a.md|b.md" of paths that hold the same content. Paths are normalised
 // with NormalizePath.
+//
+// A line that lists pages separated by commas, 「、」 or semicolons
+// ("a.md, b.md") is read as that many pages when every listed path has a
+// file extension, as spreadsheets often write lists; otherwise the line is
+// one path whose name contains a comma.
 func ParseReference(cell string) [][]string {
 	cell = strings.ReplaceAll(cell, "\r\n", "\n")
 	var groups [][]string
 	for line := range strings.SplitSeq(cell, "\n") {
-		var g []string
-		for a := range strings.SplitSeq(line, "|") {
-			if a = NormalizePath(a); a != "" {
-				g = append(g, a)
+		for _, item := range splitPageList(line) {
+			var g []string
+			for a := range strings.SplitSeq(item, "|") {
+				if a = NormalizePath(a); a != "" {
+					g = append(g, a)
+				}
 			}
-		}
-		if len(g) > 0 {
-			groups = append(groups, g)
+			if len(g) > 0 {
+				groups = append(groups, g)
+			}
 		}
 	}
 	return groups
+}
+
+// splitPageList splits a reference line at list separators when every
+// part is a path with a file extension (see ParseReference).
+func splitPageList(line string) []string {
+	parts := strings.FieldsFunc(line, func(r rune) bool {
+		return r == ',' || r == '、' || r == '，' || r == ';' || r == '；'
+	})
+	if len(parts) < 2 {
+		return []string{line}
+	}
+	for _, p := range parts {
+		for a := range strings.SplitSeq(p, "|") {
+			a = NormalizePath(a)
+			if a == "" || path.Ext(a) == "" || strings.ContainsRune(path.Ext(a), ' ') {
+				return []string{line}
+			}
+		}
+	}
+	return parts
 }
 
 // FormatReference is the inverse of ParseReference.

@@ -218,11 +218,49 @@ func Terms(s string) []string {
 	return out
 }
 
-// IsRefusal reports whether answer declines to answer: the insufficient-
-// evidence template prefix 「該当する手順が見つかりませんでした」 or a common
-// refusal in Japanese or English (「…の記載がありません」「分かりません」
-// 「情報がありません」「回答できません」, "I cannot answer", "no information",
-// …). It is answer.IsRefusal, the one phrase list the generator's claim
-// check also uses, so an answer the check keeps as a refusal is scored as
-// one.
-func IsRefusal(answer string) bool { return answerpkg.IsRefusal(answer) }
+// IsRefusal reports whether a whole answer declines to answer, as opposed
+// to an answer that names one unsupported part. The answer is a refusal when
+// its first sentence declines — the insufficient-evidence template
+// 「該当する手順が見つかりませんでした」 or a common refusal in Japanese or
+// English (「…の記載がありません」「分かりません」「回答できません」, "I cannot
+// answer", "no information", …; the phrase list is answer.IsRefusal, the one
+// the generator's claim check also uses) — and no later sentence that does
+// not decline cites evidence with a marker such as [1].
+//
+// So 「提供された資料には記載がありません。担当部署にお問い合わせください。」 is
+// a refusal, but 「連続接続は最長12時間までとなる [1]。なお、料金については記載
+// がありません。」 is an answer: models write such sentences often, and
+// shirube's own prompt asks them to name what the evidence does not cover.
+// Citation lines (出典/参照/根拠/source, or naming a ".md" file) are not
+// sentences here.
+func IsRefusal(answer string) bool {
+	ss := sentences(answer)
+	if len(ss) == 0 || !answerpkg.IsRefusal(ss[0]) {
+		return false
+	}
+	for _, s := range ss[1:] {
+		if !answerpkg.IsRefusal(s) && citesEvidence(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// citesEvidence reports whether s carries a citation marker [n] or ［n］.
+func citesEvidence(s string) bool {
+	s = norm.NFKC.String(s)
+	for {
+		i := strings.IndexByte(s, '[')
+		if i < 0 {
+			return false
+		}
+		s = s[i+1:]
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j > 0 && j < len(s) && (s[j] == ']' || s[j] == ',') {
+			return true
+		}
+	}
+}

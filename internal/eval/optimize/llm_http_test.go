@@ -246,3 +246,60 @@ func TestLLMProposerOverHTTP(t *testing.T) {
 		}
 	})
 }
+
+// TestLLMProposerRepeatingAFailedFolder: a model that proposes the same
+// folder on every RL attempt. The folder fails once (the copy is rolled
+// back); proposing it again costs no attempt — no copy, no re-ask, no
+// re-index — and after maxRepeats repeats the row stops, instead of
+// spending all five attempts on one folder (issue 22).
+func TestLLMProposerRepeatingAFailedFolder(t *testing.T) {
+	root := newSOCTree(t)
+	srv := newProposerServer(t, func(string) string { return `{"folder": "インシデント対応", "reason": "same again"}` })
+	input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "database/runbooks/backup/page_003.md", "0", ""}})
+	asker := &fsAsker{root: root, folder: "never"}
+	var log strings.Builder
+	res, err := Run(t.Context(), Options{Input: input, Root: root, Proposer: LLMProposer{LLM: newProposerClient(t, srv)},
+		EnableRL: true, MaxAttempts: 5, Asker: asker, Reindexer: &countReindexer{}, Log: &log, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rows[0]
+	if r.Status != "not improved" || len(r.Attempts) != 1 || asker.calls != 1 {
+		t.Errorf("status %q, %d attempt(s), %d re-ask(s); want one attempt on the folder, then the repeats refused\nlog:\n%s", r.Status, len(r.Attempts), asker.calls, log.String())
+	}
+	if n := srv.Calls(); n != 1+maxRepeats {
+		t.Errorf("%d proposals asked; want %d (the first, then %d repeats)", n, 1+maxRepeats, maxRepeats)
+	}
+	if !strings.Contains(log.String(), "was already tried") {
+		t.Errorf("the log does not say the folder was already tried:\n%s", log.String())
+	}
+}
+
+// TestCopiesStayOutOfDocumentFolders: with the data folder known, a
+// proposed folder that is another document's page folder (or lies in it)
+// is refused, so a lockout page never becomes runbooks/backup/page_001_2.md.
+func TestCopiesStayOutOfDocumentFolders(t *testing.T) {
+	root := newSOCTree(t)
+	data := filepath.Join(root, "data")
+	for _, f := range []string{"runbooks/log_retention.md", "runbooks/backup.md", "ネットワーク/vpn.pdf"} {
+		p := filepath.Join(data, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	srv := newProposerServer(t, func(string) string { return `{"folder": "runbooks/backup", "reason": "backup pages"}` })
+	input := writeResults(t, t.TempDir(), [][]string{{httpQA, httpMissedA, "database/runbooks/backup/page_003.md", "0", ""}})
+	res, err := Run(t.Context(), Options{Input: input, Root: root, DataDir: data, Proposer: LLMProposer{LLM: newProposerClient(t, srv)}, Now: fixedNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows[0]; !strings.Contains(r.Status, "is the page folder of the document runbooks/backup") {
+		t.Errorf("status %q; want the document folder refused", r.Status)
+	}
+	if _, err := os.Stat(filepath.Join(root, "database", "runbooks", "backup", "page_001.md")); err == nil {
+		t.Error("the page was copied into another document's folder")
+	}
+	// The proposer was told to avoid every document folder.
+	if reqs := srv.Requests(); len(reqs) == 0 || !strings.Contains(reqs[0].User, "runbooks/backup") {
+		t.Errorf("the prompt does not list the document folders to avoid")
+	}
+}

@@ -77,6 +77,9 @@ func writeJSONAtomic(p string, v any) error {
 type copied struct {
 	file ManifestFile
 	dirs []string
+	// reused marks a byte-identical copy that was already in the folder:
+	// it becomes the alias, and a rollback leaves it alone.
+	reused bool
 }
 
 // copyPage copies root/src into root/dir, creating dir as needed. It never
@@ -154,6 +157,9 @@ func rollbackDirs(root string, dirs []string, err error) error {
 // row's copy created first and left behind when it was rolled back — and
 // drops them from the manifest: the RL rollback leaves no empty folder.
 func (c copied) remove(root string, mf *manifestFile) error {
+	if c.reused {
+		return nil
+	}
 	if err := os.Remove(filepath.Join(root, filepath.FromSlash(c.file.Path))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("roll back %s: %w", c.file.Path, err)
 	}

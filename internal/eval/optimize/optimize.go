@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -67,7 +68,12 @@ type Options struct {
 	Target string
 	// Separate leaves Target untouched and writes
 	// <stem>_optimized_<ts>.csv into OutputDir instead.
-	Separate    bool
+	Separate bool
+	// DataDir is the source folder the database mirrors (data/manuals/x.pdf
+	// → <scope>/manuals/x/). Each source's page folder is another
+	// document's: a copy is never put there or below it. "" skips the
+	// check.
+	DataDir     string
 	Workers     int              // questions analysed in parallel; 0 means DefaultWorkers
 	Proposer    Proposer         // nil means OfflineProposer with TermTokenizer
 	TreeDepth   int              // levels of the scope shown to the proposer; 0 means DefaultTreeDepth
@@ -205,7 +211,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}
 
-	w := worker{opts: opts, root: root, scope: scope, scopeDir: scopeDir, mf: mf, log: lg}
+	w := worker{opts: opts, root: root, scope: scope, scopeDir: scopeDir, mf: mf, log: lg, docs: documentFolders(opts.DataDir, scopeDir)}
 	// Phase 1, in parallel: plan every row and ask for its first proposal
 	// against one snapshot of the tree, taken before anything is copied.
 	// Phase 2, one row at a time in input order: copy (and, with the RL
@@ -325,6 +331,66 @@ type worker struct {
 	mf       *manifestFile
 	log      *logger
 	reindex  sync.Mutex
+	docs     []string // page folders of source documents, relative to the scope (see Options.DataDir)
+}
+
+// documentFolders lists, relative to scopeDir, the page folder of every
+// source file under dataDir that exists in the database: the file's path
+// without its extension. nil when dataDir is "" or unreadable.
+func documentFolders(dataDir, scopeDir string) []string {
+	if dataDir == "" {
+		return nil
+	}
+	var out []string
+	filepath.WalkDir(dataDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dataDir, p)
+		if err != nil {
+			return nil
+		}
+		rel = strings.TrimSuffix(rel, filepath.Ext(rel))
+		if fi, err := os.Stat(filepath.Join(scopeDir, rel)); err == nil && fi.IsDir() {
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return out
+}
+
+// documentOf returns the source document whose page folder dir is or lies
+// in, if any.
+func (w *worker) documentOf(dir string) (string, bool) {
+	for _, d := range w.docs {
+		if dir == d || strings.HasPrefix(dir, d+"/") {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// identicalCopy returns a file in the scope folder dir whose bytes equal
+// the page src, if there is one: a second byte-identical copy in one
+// folder adds nothing to retrieval.
+func (w *worker) identicalCopy(dir, src string) (string, bool) {
+	want, err := fileSHA256(filepath.Join(w.root, filepath.FromSlash(src)))
+	if err != nil {
+		return "", false
+	}
+	entries, err := os.ReadDir(filepath.Join(w.scopeDir, filepath.FromSlash(dir)))
+	if err != nil {
+		return "", false
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if got, err := fileSHA256(filepath.Join(w.scopeDir, filepath.FromSlash(dir), e.Name())); err == nil && got == want {
+			return path.Join(w.scope, dir, e.Name()), true
+		}
+	}
+	return "", false
 }
 
 // treeSnapshot is the scope's tree as every row's first proposal sees it.
@@ -396,6 +462,12 @@ func (w *worker) prepare(n int, question, refCell, retCell string) *plan {
 			pl.avoid = append(pl.avoid, rel)
 		}
 	}
+	// Other documents' page folders are never a destination.
+	for _, d := range w.docs {
+		if !contains(pl.avoid, d) {
+			pl.avoid = append(pl.avoid, d)
+		}
+	}
 	return pl
 }
 
@@ -431,6 +503,7 @@ func (w *worker) apply(ctx context.Context, pl *plan, prevOpt string) RowReport 
 		attempts = w.opts.MaxAttempts
 	}
 	var tried []string
+	repeats := 0 // proposals of a folder already tried, in a row
 	for k := 1; k <= attempts; k++ {
 		if err := ctx.Err(); err != nil {
 			return skip("interrupted")
@@ -448,12 +521,33 @@ func (w *worker) apply(ctx context.Context, pl *plan, prevOpt string) RowReport 
 		if err != nil {
 			return skip("%s", oneLine(err.Error()))
 		}
+		dir, err := SafeFolder(w.scopeDir, prop.Folder)
+		if k > 1 && (contains(tried, prop.Folder) || err == nil && contains(tried, dir)) {
+			// A failed folder proposed again is banned: it costs no
+			// attempt (no copy, no re-ask, no re-index), and a proposer
+			// that keeps repeating itself ends the row.
+			repeats++
+			w.log.printf("row %d: folder %q was already tried; asking for another", n, prop.Folder)
+			if repeats >= maxRepeats {
+				rep.Status = "not improved"
+				w.log.printf("row %d: the proposer repeated folders that already failed %d times; stopped after %d attempt(s)", n, repeats, len(rep.Attempts))
+				w.reindexAfterRollback(ctx, n)
+				return rep
+			}
+			k--
+			continue
+		}
+		repeats = 0
 		at := Attempt{Folder: prop.Folder, Reason: prop.Reason}
 		tried = append(tried, prop.Folder)
-		dir, err := SafeFolder(w.scopeDir, prop.Folder)
-		if err == nil && contains(avoid, dir) {
-			err = fmt.Errorf("folder %q already holds the missed page", prop.Folder)
+		if err == nil {
+			if d, ok := w.documentOf(dir); ok {
+				err = fmt.Errorf("folder %q is the page folder of the document %s; a copy would be mistaken for one of its pages", prop.Folder, d)
+			} else if contains(avoid, dir) {
+				err = fmt.Errorf("folder %q already holds the missed page", prop.Folder)
+			}
 		}
+
 		if err != nil {
 			at.Err = "rejected: " + err.Error()
 			rep.Attempts = append(rep.Attempts, at)
@@ -469,6 +563,13 @@ func (w *worker) apply(ctx context.Context, pl *plan, prevOpt string) RowReport 
 		var made []copied
 		var cerr error
 		for _, src := range sources {
+			if f, ok := w.identicalCopy(dir, src); ok {
+				// No second byte-identical copy in one folder: the one
+				// there becomes the alias.
+				made = append(made, copied{file: ManifestFile{Path: f, Source: src}, reused: true})
+				at.Copies = append(at.Copies, f)
+				continue
+			}
 			c, err := copyPage(ctx, w.root, src, w.scope+"/"+dir, w.mf)
 			if err != nil {
 				cerr = err
@@ -504,17 +605,27 @@ func (w *worker) apply(ctx context.Context, pl *plan, prevOpt string) RowReport 
 		}
 		w.log.printf("row %d attempt %d/%d: %s/%s%s; rolled back%s", n, k, attempts, w.scope, dir, recallNote(at.Recall), errNote(at.Err))
 	}
-	if w.opts.EnableRL {
-		// Drop the rolled-back copies from the index too.
-		w.reindex.Lock()
-		if err := w.opts.Reindexer.Reindex(ctx); err != nil {
-			w.log.printf("row %d: re-index after rollback: %v", n, err)
-		}
-		w.reindex.Unlock()
-	}
+	w.reindexAfterRollback(ctx, n)
 	rep.Status = "not improved"
 	w.log.printf("row %d: no proposal made the question find its pages in %d attempt(s)", n, attempts)
 	return rep
+}
+
+// maxRepeats is how many proposals in a row of folders already tried end a
+// row's RL loop.
+const maxRepeats = 3
+
+// reindexAfterRollback drops the rolled-back copies from the index (RL
+// loop only).
+func (w *worker) reindexAfterRollback(ctx context.Context, n int) {
+	if !w.opts.EnableRL {
+		return
+	}
+	w.reindex.Lock()
+	defer w.reindex.Unlock()
+	if err := w.opts.Reindexer.Reindex(ctx); err != nil {
+		w.log.printf("row %d: re-index after rollback: %v", n, err)
+	}
 }
 
 // MergeAliases adds to each group of groups the aliases of the groups of

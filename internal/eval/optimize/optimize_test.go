@@ -115,10 +115,11 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 		{"社食は？", "", "", "", "n3"},
 	})
 	var manifests []string
-	// The input is updated in place (seed 000), so the second run merges
-	// its copy into the aliases of the first.
-	wantAliases := []string{missedPage + "|database/温度設定/page_008.md", missedPage + "|database/温度設定/page_008.md|database/温度設定/page_008_2.md"}
-	for run, wantCopy := range []string{"database/温度設定/page_008.md", "database/温度設定/page_008_2.md"} {
+	// The input is updated in place (seed 000). The second run finds the
+	// first run's copy in the folder: it makes no byte-identical second
+	// copy (no page_008_2.md) and keeps the alias as it was.
+	wantAliases := []string{missedPage + "|database/温度設定/page_008.md", missedPage + "|database/温度設定/page_008.md"}
+	for run, wantCopy := range []string{"database/温度設定/page_008.md", "database/温度設定/page_008.md"} {
 		orig, err := os.ReadFile(input)
 		if err != nil {
 			t.Fatal(err)
@@ -151,6 +152,12 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 		if err != nil || string(got) != before[missedPage] {
 			t.Errorf("copy %s: %q %v", wantCopy, got, err)
 		}
+		if run == 1 {
+			if res.Manifest != "" {
+				t.Errorf("run 2 created nothing but wrote the manifest %s", res.Manifest)
+			}
+			continue
+		}
 		if !strings.HasPrefix(filepath.Base(res.Manifest), "optimize_manifest_20250102_030405") {
 			t.Errorf("manifest %s", res.Manifest)
 		}
@@ -158,6 +165,9 @@ func TestRunOfflineCopyAndUndo(t *testing.T) {
 	}
 	if before[missedPage] != snapshot(t, root)[missedPage] {
 		t.Error("original page changed")
+	}
+	if _, err := os.Stat(filepath.Join(root, "database", "温度設定", "page_008_2.md")); err == nil {
+		t.Error("a byte-identical second copy page_008_2.md was made")
 	}
 	for i := len(manifests) - 1; i >= 0; i-- {
 		rep, err := Undo(t.Context(), manifests[i], filepath.Join(root, "database"))
@@ -466,8 +476,9 @@ func TestOfflineProposer(t *testing.T) {
 		// name; the first also shares 冷蔵庫 in its path.
 		{name: "existing, most specific", q: "冷蔵庫の温度設定を変更したい", folders: folders, want: "冷蔵庫/温度設定"},
 		{name: "next after tried", q: "冷蔵庫の温度設定を変更したい", folders: folders, tried: []string{"冷蔵庫/温度設定"}, want: "温度設定"},
-		{name: "new folder from two terms", q: "エアコンのフィルター掃除", folders: folders, want: "エアコン_フィルター"},
-		{name: "new folder, next name", q: "エアコンのフィルター掃除", folders: folders, tried: []string{"エアコン_フィルター"}, want: "エアコン"},
+		// フィルター and 掃除 stand next to each other: one compound.
+		{name: "new folder from two words", q: "エアコンのフィルター掃除", folders: folders, want: "エアコン_フィルター掃除"},
+		{name: "new folder, next name", q: "エアコンのフィルター掃除", folders: folders, tried: []string{"エアコン_フィルター掃除"}, want: "エアコン"},
 		{name: "single term", q: "ＷｉＦｉ", want: "wifi"},
 		{name: "no terms", q: "どうしたらいい？", err: "no key terms"},
 	}
@@ -590,4 +601,23 @@ func FuzzParseProposal(f *testing.F) {
 			t.Fatalf("empty folder accepted from %q", raw)
 		}
 	})
+}
+
+// TestCompounds: adjacent tokens of the question become the whole words it
+// used, so offline folder names are not fragments (化粧_品, 品_基準).
+func TestCompounds(t *testing.T) {
+	for _, tc := range []struct {
+		q     string
+		terms []string
+		want  []string
+	}{
+		{"化粧品基準の改正はいつですか", []string{"化粧", "品", "基準", "改正"}, []string{"化粧品基準", "改正"}},
+		{"公衆無線LANでVPNを使うときの注意は？", []string{"公衆", "無線", "lan", "vpn", "使う", "注意"}, []string{"公衆無線lan", "vpn", "使う", "注意"}},
+		{"冷蔵庫の温度設定を変更したい", []string{"冷蔵庫", "温度", "設定", "変更"}, []string{"冷蔵庫", "温度設定", "変更"}},
+		{"x", []string{"missing"}, []string{"missing"}},
+	} {
+		if got := Compounds(tc.q, tc.terms); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Compounds(%q, %q) = %q; want %q", tc.q, tc.terms, got, tc.want)
+		}
+	}
 }

@@ -25,7 +25,7 @@ type Request struct {
 	Tree     string   // depth-limited listing of the scope (see ListTree)
 	Folders  []string // existing folders, relative to the scope
 	Tried    []string // folders already proposed for this question (RL attempts)
-	Avoid    []string // folders that already hold a missed page, relative to the scope
+	Avoid    []string // folders that hold a missed page or are a document's page folder, relative to the scope
 }
 
 // Proposal is a folder, relative to the scope, to copy the missed pages to.
@@ -75,6 +75,9 @@ func (p LLMProposer) Propose(ctx context.Context, req Request) (Proposal, error)
 	fmt.Fprintf(&b, "\nExisting folders:\n%s\n", req.Tree)
 	if len(req.Tried) > 0 {
 		fmt.Fprintf(&b, "\nFolders that already failed (do not propose again): %s\n", strings.Join(req.Tried, ", "))
+	}
+	if len(req.Avoid) > 0 {
+		fmt.Fprintf(&b, "\nFolders that must not receive the copy (they hold a missed page or are another document's page folder; neither them nor their subfolders): %s\n", strings.Join(req.Avoid, ", "))
 	}
 	zero := 0.0
 	resp, err := p.LLM.Complete(ctx, llm.Request{
@@ -127,8 +130,8 @@ func ParseProposal(raw string) (Proposal, error) {
 //  2. otherwise names a new folder at the top of the scope from the top key
 //     terms: "t1_t2", then "t1", "t2", "t2_t3", "t3", ...
 //
-// Folders in Request.Tried or Request.Avoid are never proposed, so each RL
-// attempt gets a different folder.
+// Folders in Request.Tried, and folders in or below Request.Avoid, are
+// never proposed, so each RL attempt gets a different folder.
 type OfflineProposer struct {
 	Tokenizer Tokenizer
 }
@@ -148,7 +151,17 @@ func (p OfflineProposer) Propose(_ context.Context, req Request) (Proposal, erro
 	if len(terms) == 0 {
 		return Proposal{}, errors.New("no key terms in the question to name a folder after")
 	}
-	skip := func(f string) bool { return contains(req.Tried, f) || contains(req.Avoid, f) }
+	skip := func(f string) bool {
+		if contains(req.Tried, f) {
+			return true
+		}
+		for _, a := range req.Avoid {
+			if f == a || strings.HasPrefix(f, a+"/") {
+				return true
+			}
+		}
+		return false
+	}
 
 	type cand struct {
 		folder string
@@ -198,12 +211,53 @@ func (p OfflineProposer) Propose(_ context.Context, req Request) (Proposal, erro
 		c := cands[0]
 		return Proposal{Folder: c.folder, Reason: "existing folder shares the key terms " + strings.Join(c.shared, ", ")}, nil
 	}
-	for _, name := range newFolderNames(terms) {
+	for _, name := range newFolderNames(Compounds(req.Question, terms)) {
 		if !skip(name) && !contains(req.Folders, name) {
 			return Proposal{Folder: name, Reason: "no existing folder matches; new folder named after the key terms"}, nil
 		}
 	}
 	return Proposal{}, errors.New("every folder derived from the question's key terms was already tried")
+}
+
+// Compounds joins the terms of question that stand next to each other in
+// it into whole words, in order of first appearance without repeats. A
+// tokenizer cuts 化粧品基準 into 化粧 / 品 / 基準 and 公衆無線LAN into
+// 公衆 / 無線 / lan; a folder named 化粧_品 or 品_基準 is a fragment no one
+// would file a page under, while 化粧品基準 is the noun compound the
+// question used. Terms are matched in the question after NFKC and
+// lower-casing; particles and punctuation between them (の, を, 、) break a
+// compound, so 冷蔵庫の温度設定 gives 冷蔵庫 and 温度設定. A term not found
+// in the question is kept as it is.
+func Compounds(question string, terms []string) []string {
+	q := strings.ToLower(norm.NFKC.String(question))
+	var out []string
+	add := func(c string) {
+		if c != "" && !contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	at := 0 // byte offset in q where the search for the next term starts
+	cur, end := "", -1
+	for _, t := range terms {
+		i := strings.Index(q[at:], t)
+		if i < 0 {
+			add(cur)
+			cur, end = "", -1
+			add(t)
+			continue
+		}
+		i += at
+		if i == end {
+			cur += t
+		} else {
+			add(cur)
+			cur = t
+		}
+		end = i + len(t)
+		at = end
+	}
+	add(cur)
+	return out
 }
 
 // newFolderNames lists new-folder names from terms in order of preference.

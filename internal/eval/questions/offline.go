@@ -83,17 +83,29 @@ func (g *generator) offlineRows(d *doc) []Row {
 	var rows []Row
 	for _, p := range pages {
 		for _, s := range p.cands[:min(per, len(p.cands))] {
-			q, items := pageQuestion(d, s, rng)
-			rows = append(rows, Row{
+			q, items, blank := pageQuestion(d, s, rng)
+			gt := s.Text
+			if blank != "" {
+				// A cloze question's answer is the phrase in the blank,
+				// not the sentence the question already quotes.
+				gt = blank
+			}
+			row := Row{
 				Question:    q,
-				GroundTruth: s.Text,
+				GroundTruth: gt,
 				References:  []string{d.ids[p.index]},
 				Pages:       []int{p.page},
 				Checklist:   items,
 				Generator:   GeneratorOffline,
 				Kind:        KindPage,
 				Source:      d.file.Rel,
-			})
+			}
+			g.res.Checked++
+			if c := CheckRow(row, d.doc.Pages[p.index].Text); !c.OK {
+				g.res.Rejected = append(g.res.Rejected, Rejection{Row: row, Why: c.Why})
+				continue
+			}
+			rows = append(rows, row)
 		}
 	}
 	for _, grp := range multiGroups(pages, df, g.opt.MinMulti, g.opt.MaxMulti) {
@@ -126,8 +138,9 @@ func (d *doc) about(h string) string {
 	return fmt.Sprintf("%s (%s)", d.title, h)
 }
 
-// pageQuestion turns one sentence into a question and its checklist.
-func pageQuestion(d *doc, s sentence, rng *rand.Rand) (string, []string) {
+// pageQuestion turns one sentence into a question and its checklist;
+// blank is the phrase a cloze question blanks out ("" for the others).
+func pageQuestion(d *doc, s sentence, rng *rand.Rand) (q string, items []string, blank string) {
 	where := d.about(d.heading(s))
 	target := bestPhrase(s.Phrases, nil)
 	num := ""
@@ -149,23 +162,24 @@ func pageQuestion(d *doc, s sentence, rng *rand.Rand) (string, []string) {
 	case "term":
 		items := checklist(s.Phrases, []string{topic}, 3)
 		if d.japanese {
-			return fmt.Sprintf("%sでは、%sについてどのように定められていますか？", where, topic), items
+			return fmt.Sprintf("%sでは、%sについてどのように定められていますか？", where, topic), items, ""
 		}
-		return fmt.Sprintf("In %s, what does the document say about %s?", where, topic), items
+		return fmt.Sprintf("In %s, what does the document say about %s?", where, topic), items, ""
 	case "number":
 		items := append([]string{num}, checklist(s.Phrases, []string{topic, num}, 2)...)
 		if d.japanese {
-			return fmt.Sprintf("%sでは、%sについて%s", where, topic, numberAsk(num)), items
+			return fmt.Sprintf("%sでは、%sについて%s", where, topic, numberAsk(num)), items, ""
 		}
-		return fmt.Sprintf("In %s, what figure is given for %s?", where, topic), items
+		return fmt.Sprintf("In %s, what figure is given for %s?", where, topic), items, ""
 	}
 	clozed := strings.Replace(s.Text, target, "【　】", 1)
-	items := append([]string{target}, checklist(s.Phrases, []string{target}, 2)...)
+	// The blank is the answer: the checklist is that phrase alone.
+	items = []string{target}
 	if d.japanese {
-		return fmt.Sprintf("%sによると、次の文の【　】に入る語句は何ですか？「%s」", where, clozed), items
+		return fmt.Sprintf("%sによると、次の文の【　】に入る語句は何ですか？「%s」", where, clozed), items, target
 	}
 	clozed = strings.Replace(s.Text, target, "____", 1)
-	return fmt.Sprintf("According to %s, what fills the blank in: \"%s\"?", where, clozed), items
+	return fmt.Sprintf("According to %s, what fills the blank in: \"%s\"?", where, clozed), items, target
 }
 
 // numberAsk is the end of a Japanese question asking for the figure num,

@@ -135,6 +135,17 @@ type Result struct {
 	Rows      []Row    // in output order
 	Documents int      // documents that gave at least one question
 	Skipped   []string // one line per skipped file, page or group
+	// Checked counts the offline single-page questions checked against
+	// their page (CheckRow); Rejected are those that failed, left out of
+	// Rows. Checked − len(Rejected) passed.
+	Checked  int
+	Rejected []Rejection
+}
+
+// Rejection is a generated question CheckRow refused, and why.
+type Rejection struct {
+	Row Row
+	Why string
 }
 
 // Generate reads every document of opt.DataDir, makes the questions and
