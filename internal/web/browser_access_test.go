@@ -346,7 +346,10 @@ func (g *pageGen) GenerateStream(ctx context.Context, q string, rs []retrieve.Re
 	return g.streaming.GenerateStream(ctx, q, rs, h, on)
 }
 
-// htmlDoc is a runbook whose lines start with HTML tags.
+// htmlDoc is a runbook whose lines start with HTML tags. It is indexed as a
+// text file: Markdown ingestion turns raw HTML into its text
+// (document.MarkdownHTML), a .txt keeps the tags as characters, so the
+// answer quotes them and the page must show them as text.
 const htmlDoc = `# 証跡保全手順
 
 ## 1. 証跡の保全
@@ -367,7 +370,7 @@ func TestBrowserAnswers(t *testing.T) {
 	if err := copyTree(demoData, data); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(data, "runbooks", "evidence.md"), []byte(htmlDoc), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "runbooks", "evidence.txt"), []byte(htmlDoc), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	root := t.TempDir()

@@ -69,7 +69,9 @@ func splitSentences(text string) []sentence {
 	lines := strings.Split(text, "\n")
 	maxLen := 0
 	for _, l := range lines {
-		maxLen = max(maxLen, utf8.RuneCountInString(strings.TrimSpace(l)))
+		if l = strings.TrimSpace(l); !strings.HasPrefix(l, "|") { // a table row is no measure of the text's width
+			maxLen = max(maxLen, utf8.RuneCountInString(l))
+		}
 	}
 	var out []sentence
 	var buf strings.Builder
