@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shirube/shirube/internal/proc"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -347,7 +348,7 @@ func (e *Extractor) maxPixels() int64 {
 // renderPage renders page n of the PDF at path as an 8-bit grey PGM at
 // dpi, in pdftoppm's own process group.
 func (e *Extractor) renderPage(ctx context.Context, path string, n, dpi int) ([]byte, error) {
-	cmd := ocr.CommandContext(ctx, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
+	cmd := proc.Command(ctx, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
@@ -413,7 +414,7 @@ func pdfPageSizes(ctx context.Context, path string, pages int) (map[int][2]float
 	if err != nil {
 		return sizes, err
 	}
-	cmd := ocr.CommandContext(ctx, tool, "-f", "1", "-l", strconv.Itoa(pages), path)
+	cmd := proc.Command(ctx, tool, "-f", "1", "-l", strconv.Itoa(pages), path)
 	out, err := cmd.Output()
 	if err != nil {
 		return sizes, err

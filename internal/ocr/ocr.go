@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/shirube/shirube/internal/proc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,7 +123,7 @@ func (e *Engine) Check(ctx context.Context) error {
 			return
 		}
 		e.path = p
-		cmd := CommandContext(ctx, p, "--list-langs")
+		cmd := proc.Command(ctx, p, "--list-langs")
 		out, err := cmd.Output()
 		if err != nil {
 			e.err = fmt.Errorf("%w (tesseract --list-langs: %v)", ErrNotInstalled, err)
@@ -204,7 +205,7 @@ func (e *Engine) read(ctx context.Context, img []byte, page int) (Result, error)
 // segmentation, --psm 3) from standard input, TSV on standard output.
 func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Result, error) {
 	e.runs.Add(1)
-	cmd := CommandContext(ctx, e.path, "stdin", "stdout", "-l", lang, "--psm", "3",
+	cmd := proc.Command(ctx, e.path, "stdin", "stdout", "-l", lang, "--psm", "3",
 		"-c", "tessedit_page_number="+strconv.Itoa(page), "tsv")
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(e.opt.Threads))
 	cmd.Stdin = bytes.NewReader(img)
