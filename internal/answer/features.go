@@ -284,14 +284,6 @@ func (e *Extractive) readerRelevance(p *prepared) {
 	}
 }
 
-func sigmoid(z float64) float64 {
-	if z >= 0 {
-		return 1 / (1 + math.Exp(-z))
-	}
-	x := math.Exp(z)
-	return x / (1 + x)
-}
-
 // answerFeatures returns the answerability features (AnswerFeatureNames)
 // of a reading whose candidates the reader scored.
 func (e *Extractive) answerFeatures(p *prepared) []float64 {
@@ -413,8 +405,6 @@ func (e *Extractive) Read(query string, results []retrieve.Result) *Reading {
 	}
 	if e.opt.Reader != nil {
 		rd.Threshold = e.opt.Reader.AnswerThreshold()
-	} else if e.opt.Reader != nil {
-		rd.Answerability = 0
 	}
 	return rd
 }

@@ -95,10 +95,10 @@ func namedTopic(q string) string {
 // short ends with.
 var cutConjunctions = []string{"又", "及", "並", "若", "乃", "或"}
 
-// fragment says why phrase (found in the squeezed page p) is a piece of a
-// longer word, or "" when it is whole; spaced is the page normalised with
-// its spaces kept.
-func fragment(phrase, p, spaced string) string {
+// fragment says why phrase (found in the squeezed page, the second
+// argument) is a piece of a longer word, or "" when it is whole; spaced is
+// the page normalised with its spaces kept.
+func fragment(phrase, _, spaced string) string {
 	ph := squeeze(phrase)
 	if ph == "" {
 		return ""
@@ -124,7 +124,7 @@ func fragment(phrase, p, spaced string) string {
 	if !unicode.Is(unicode.Han, first) {
 		return ""
 	}
-	p = spaced
+	p := spaced
 	seen, afterDigit := 0, 0
 	for i := 0; ; {
 		j := strings.Index(p[i:], ph)
