@@ -28,7 +28,11 @@ func verifiedNote(v *answer.Verification) string {
 	if v == nil || len(v.Claims) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d/%d claims supported by the evidence", len(v.Claims)-len(v.Unsupported()), len(v.Claims))
+	note := fmt.Sprintf(", %d/%d claims supported by the evidence", len(v.Claims)-len(v.Unsupported()), len(v.Claims))
+	if v.Answers != nil && !*v.Answers {
+		note += ", but the reader does not find the question answered by them"
+	}
+	return note
 }
 
 // renderReply prints a reply in the seed 003 contract (Answer, Evidence,

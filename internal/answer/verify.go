@@ -52,6 +52,12 @@ type Verification struct {
 	// RecheckError says why the model's re-check failed, if it did; the
 	// lexical verdicts then stand.
 	RecheckError string `json:"recheck_error,omitempty"`
+	// Answers is the learned reader's verdict on the quoted evidence
+	// itself: does what the answer cites answer the question (its
+	// answerability over the cited chunks against its threshold)? nil
+	// without a reader. A quote can exist word for word in its source
+	// and still answer another question.
+	Answers *bool `json:"answers_question,omitempty"`
 
 	statements []Statement // the split text the claims came from
 }

@@ -585,3 +585,47 @@ func TestDangerDecidedBeforeGeneration(t *testing.T) {
 		}
 	}
 }
+
+// verdicts is a Reader whose answerability is given per call: the decision
+// stage reads first, the verification of the cited evidence next.
+type verdicts struct {
+	p    []float64
+	seen [][]retrieve.Result
+}
+
+func (v *verdicts) Read(_ string, rs []retrieve.Result) *answer.Reading {
+	p := v.p[min(len(v.seen), len(v.p)-1)]
+	v.seen = append(v.seen, rs)
+	return &answer.Reading{Answerability: p, Threshold: 0.5}
+}
+
+// TestVerificationAsksTheReader: the check line's verdict on whether the
+// answer answers comes from the reader reading only the cited evidence.
+func TestVerificationAsksTheReader(t *testing.T) {
+	ix := demoIndex(t)
+	s := retrieve.New(ix)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	for _, tt := range []struct {
+		name    string
+		p       []float64
+		answers bool
+	}{
+		{"cited evidence answers", []float64{0.9, 0.8}, true},
+		{"cited evidence does not answer", []float64{0.9, 0.1}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &verdicts{p: tt.p}
+			a := assistant.New(s, gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, Reader: r})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "バックアップからの復旧手順は？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verification == nil || rep.Verification.Answers == nil || *rep.Verification.Answers != tt.answers {
+				t.Fatalf("verification %+v, want answers %v", rep.Verification, tt.answers)
+			}
+			if len(r.seen) != 2 || len(r.seen[1]) != len(rep.Evidence) {
+				t.Errorf("the reader read %d times, last %d results for %d cited", len(r.seen), len(r.seen[len(r.seen)-1]), len(rep.Evidence))
+			}
+		})
+	}
+}

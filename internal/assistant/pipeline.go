@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/auditlog"
 	"github.com/shirube/shirube/internal/guard"
 	"github.com/shirube/shirube/internal/llm"
@@ -275,7 +276,32 @@ func (a *Assistant) write(ctx context.Context, effective string, ev evidence, hi
 	rep.Generator = ans.Generator
 	rep.RemovedCitations = ans.RemovedCitations
 	rep.Verification = ans.Verification
+	a.verifyAnswers(effective, ev.results, rep)
 	return nil
+}
+
+// verifyAnswers adds to the verification whether the evidence the answer
+// cites answers the question, as the learned reader judges it: the check
+// line is green only when the quotes exist in their sources and answer
+// what was asked.
+func (a *Assistant) verifyAnswers(q string, results []retrieve.Result, rep *Reply) {
+	if a.opt.Reader == nil || rep.Verification == nil || len(rep.Evidence) == 0 {
+		return
+	}
+	var cited []retrieve.Result
+	for _, r := range results {
+		if slices.ContainsFunc(rep.Evidence, func(e answer.Evidence) bool { return e.File == r.File && e.Heading == r.Heading }) {
+			cited = append(cited, r)
+		}
+	}
+	if len(cited) == 0 {
+		return
+	}
+	rd := a.opt.Reader.Read(q, cited)
+	ok := rd.Answerability >= rd.Threshold
+	v := *rep.Verification
+	v.Answers = &ok
+	rep.Verification = &v
 }
 
 // flagAnswer is stage 7: the answer may quote an operation the question

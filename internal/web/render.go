@@ -184,6 +184,14 @@ func verifiedLine(ver *answer.Verification) (line, level string) {
 	default:
 		level = "partial"
 	}
+	if ver.Answers != nil && !*ver.Answers {
+		// The quotes exist, but the reader does not find the question
+		// answered by them: never green.
+		line += "（ただし引用箇所が質問に答えているかは確認できません）"
+		if level == "all" {
+			level = "partial"
+		}
+	}
 	return line, level
 }
 

@@ -128,3 +128,19 @@ func FuzzMarkdown(f *testing.F) {
 		}
 	})
 }
+
+// TestVerifiedLineNeedsAnAnswer: quotes that all exist in their sources
+// but that the reader does not find answering the question never give a
+// green check line.
+func TestVerifiedLineNeedsAnAnswer(t *testing.T) {
+	no, yes := false, true
+	ver := answer.Verification{Method: "lexical", Claims: []answer.Claim{{Supported: true}}, Answers: &no}
+	line, level := verifiedLine(&ver)
+	if level != "partial" || !strings.Contains(line, "質問に答えているかは確認できません") {
+		t.Errorf("not answering: %q %q", line, level)
+	}
+	ver.Answers = &yes
+	if line, level := verifiedLine(&ver); level != "all" || strings.Contains(line, "確認できません") {
+		t.Errorf("answering: %q %q", line, level)
+	}
+}
