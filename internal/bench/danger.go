@@ -2,12 +2,8 @@ package bench
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/shirube/shirube/internal/guard"
 )
@@ -32,40 +28,13 @@ type DangerQuestion struct {
 // LoadDanger reads a danger-flag JSONL file. A line that does not parse is
 // an error naming the line.
 func LoadDanger(file string) ([]DangerQuestion, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("question file: %w", err)
+	qs, err := loadJSONL(file, "id, question, dangerous", func(q *DangerQuestion) *string { return &q.ID }, func(q *DangerQuestion) string { return q.Question })
+	for i := range qs {
+		if qs[i].Part == "" {
+			qs[i].Part = "tuned"
+		}
 	}
-	defer f.Close()
-	var qs []DangerQuestion
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
-		if line == "" {
-			continue
-		}
-		var q DangerQuestion
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w — each line must be one JSON object with id, question, dangerous", file, n, err)
-		}
-		if strings.TrimSpace(q.Question) == "" {
-			return nil, fmt.Errorf("%s:%d: empty question", file, n)
-		}
-		if q.ID == "" {
-			q.ID = "Q" + strconv.Itoa(n)
-		}
-		if q.Part == "" {
-			q.Part = "tuned"
-		}
-		qs = append(qs, q)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(qs) == 0 {
-		return nil, fmt.Errorf("%s: no questions", file)
-	}
-	return qs, nil
+	return qs, err
 }
 
 // DangerCase is the decision on one question.

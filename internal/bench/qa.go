@@ -53,12 +53,20 @@ func (q QAQuestion) Answerable() bool { return len(q.KeyFacts) > 0 }
 // LoadQA reads a JSONL question file. Lines that do not parse are errors
 // naming the line: a benchmark must not silently drop questions.
 func LoadQA(file string) ([]QAQuestion, error) {
+	return loadJSONL(file, "id, question, key_facts", func(q *QAQuestion) *string { return &q.ID }, func(q *QAQuestion) string { return q.Question })
+}
+
+// loadJSONL reads a JSONL file of questions: one JSON object a line (a BOM
+// and blank lines allowed). A line that does not parse, or whose question
+// is empty, is an error naming the line; a question without an id gets
+// "Q" and its line number. fields names what a line must hold.
+func loadJSONL[T any](file, fields string, id func(*T) *string, question func(*T) string) ([]T, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("question file: %w", err)
 	}
 	defer f.Close()
-	var qs []QAQuestion
+	var qs []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -66,15 +74,15 @@ func LoadQA(file string) ([]QAQuestion, error) {
 		if line == "" {
 			continue
 		}
-		var q QAQuestion
+		var q T
 		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w — each line must be one JSON object with id, question, key_facts", file, n, err)
+			return nil, fmt.Errorf("%s:%d: %w — each line must be one JSON object with %s", file, n, err, fields)
 		}
-		if strings.TrimSpace(q.Question) == "" {
+		if strings.TrimSpace(question(&q)) == "" {
 			return nil, fmt.Errorf("%s:%d: empty question", file, n)
 		}
-		if q.ID == "" {
-			q.ID = "Q" + strconv.Itoa(n)
+		if id := id(&q); *id == "" {
+			*id = "Q" + strconv.Itoa(n)
 		}
 		qs = append(qs, q)
 	}
