@@ -15,7 +15,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/shirube/shirube/internal/agent"
@@ -138,7 +137,6 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 	}
 	opt := assistant.Options{
 		Reader:             readerOf(judge),
-		Gates:              gatesFromEnv(),
 		Search:             searchOptions(cfg),
 		EvidenceThreshold:  cfg.EvidenceThreshold,
 		Warn:               warn,
@@ -480,13 +478,4 @@ func readerOf(judge *answer.Extractive) assistant.Reader {
 		return nil
 	}
 	return judge
-}
-
-// gatesFromEnv is a measurement switch (SHIRUBE_GATES, comma-separated).
-func gatesFromEnv() []string {
-	v := os.Getenv("SHIRUBE_GATES")
-	if v == "" {
-		return nil
-	}
-	return strings.Split(v, ",")
 }

@@ -114,14 +114,11 @@ type Reader interface {
 
 // Options are an Assistant's settings.
 type Options struct {
-	// Reader, when set, decides whether the evidence answers (its
-	// answerability against its threshold) in place of the evidence
-	// score's threshold.
-	Reader Reader
-	// Gates lists the rule gates kept beside the reader: "threshold"
-	// (the evidence score), "kind" (the asked kind absent), "nearmiss".
-	// Empty means all three without a reader.
-	Gates             []string
+	// Reader, when set, also judges whether the evidence answers (its
+	// answerability against its threshold, beside the evidence score and
+	// the rule gates) and whether the evidence an answer cites answers
+	// (Verification.Answers).
+	Reader            Reader
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default guard.DefaultEvidenceThreshold)
 	Warn              func(string)     // audit-log failures, slow answers and other warnings

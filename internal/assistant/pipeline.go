@@ -198,9 +198,8 @@ func (a *Assistant) retrieve(ctx context.Context, effective string, sopt *retrie
 
 // decide is stage 5: does the evidence answer the question? The evidence
 // score's threshold and the rule gates (Refuses) decide; with a learned
-// reader, its answerability must also reach the reader's threshold
-// (Options.Gates "reader-only" and "rules-only" keep one side, for
-// measurement). A question of several parts (analysis.Parts: 「AとBを
+// reader, its answerability must also reach the reader's threshold. A
+// question of several parts (analysis.Parts: 「AとBを
 // 教えて」) that fails as a whole is decided part by part: when some parts
 // pass, it is answered for them and the others are named (partial).
 func (a *Assistant) decide(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, opt retrieve.Options) Decision {
@@ -241,17 +240,13 @@ const MissingPartsNote = "根拠文書に記載がない点: "
 
 // decideWhole decides for the question as one.
 func (a *Assistant) decideWhole(ctx context.Context, s *retrieve.Searcher, q string, results []retrieve.Result, best float64, k int) Decision {
-	rules := !slices.Contains(a.opt.Gates, "reader-only")
-	d := Decision{Action: ActionAnswer, Evidence: best}
-	if rules || a.opt.Reader == nil {
-		d = decide(ctx, s, q, results, best, a.opt.EvidenceThreshold)
-	}
+	d := decide(ctx, s, q, results, best, a.opt.EvidenceThreshold)
 	if a.opt.Reader == nil || len(results) == 0 {
 		return d
 	}
 	rd := a.opt.Reader.Read(q, results[:min(k, len(results))])
 	d.Answerability = rd.Answerability
-	if d.Action == ActionAnswer && rd.Answerability < rd.Threshold && !slices.Contains(a.opt.Gates, "rules-only") {
+	if d.Action == ActionAnswer && rd.Answerability < rd.Threshold {
 		d.Action, d.Reason = ActionRefuse, ReasonNotAnswerable
 	}
 	return d
