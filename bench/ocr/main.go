@@ -169,9 +169,9 @@ func main() {
 			order = append(order, p.doc)
 		}
 		ref, got := norm(p.ref), norm(p.got)
-		d := levenshtein(got, ref)
+		d := ocr.EditDistance(got, ref)
 		ref2, got2 := noLeaders(ref), noLeaders(got)
-		d2 := levenshtein(got2, ref2)
+		d2 := ocr.EditDistance(got2, ref2)
 		bag := bagDistance(got, ref)
 		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
 		for _, x := range []*agg{a, total} {
@@ -216,13 +216,13 @@ func main() {
 			continue
 		}
 		ref, got := norm(p.ref), norm(p.got)
-		d := levenshtein(got, ref)
+		d := ocr.EditDistance(got, ref)
 		text.dist += d
 		text.bag += bagDistance(got, ref)
 		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
 		text.ref += len(ref)
 		ref2, got2 := noLeaders(ref), noLeaders(got)
-		text.dist2 += levenshtein(got2, ref2)
+		text.dist2 += ocr.EditDistance(got2, ref2)
 		text.ref2 += len(ref2)
 		text.pages++
 	}
@@ -247,26 +247,6 @@ func noLeaders(s []rune) []rune {
 // norm is NFKC with white space removed, as runes.
 func norm(s string) []rune {
 	return []rune(strings.Join(strings.Fields(analysis.Normalize(s)), ""))
-}
-
-func levenshtein(a, b []rune) int {
-	prev := make([]int, len(a)+1)
-	cur := make([]int, len(a)+1)
-	for i := range prev {
-		prev[i] = i
-	}
-	for j := 1; j <= len(b); j++ {
-		cur[0] = j
-		for i := 1; i <= len(a); i++ {
-			c := prev[i-1]
-			if a[i-1] != b[j-1] {
-				c = 1 + min(c, prev[i], cur[i-1])
-			}
-			cur[i] = c
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(a)]
 }
 
 // bagDistance is the fewest edits from a to b when order does not count:

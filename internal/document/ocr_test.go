@@ -52,23 +52,7 @@ func cer(got, want string) float64 {
 	if len(b) == 0 {
 		return 0
 	}
-	prev := make([]int, len(a)+1)
-	cur := make([]int, len(a)+1)
-	for i := range prev {
-		prev[i] = i
-	}
-	for j := 1; j <= len(b); j++ {
-		cur[0] = j
-		for i := 1; i <= len(a); i++ {
-			c := prev[i-1]
-			if a[i-1] != b[j-1] {
-				c = 1 + min(c, prev[i], cur[i-1])
-			}
-			cur[i] = c
-		}
-		prev, cur = cur, prev
-	}
-	return float64(prev[len(a)]) / float64(len(b))
+	return float64(ocr.EditDistance(a, b)) / float64(len(b))
 }
 
 // bodyOf is a page's text without its OCR marker line.
