@@ -103,19 +103,26 @@ type Asker interface {
 // QARecord is one question's outcome under one profile: the rows of
 // `bench qa --out`, for reading the failures.
 type QARecord struct {
-	Profile     string   `json:"profile"`
-	ID          string   `json:"id"`
-	Kind        string   `json:"kind"`
-	QType       string   `json:"qtype,omitempty"`
-	Question    string   `json:"question"`
-	Answer      string   `json:"answer"`
-	Verdict     string   `json:"verdict"` // correct, partial, wrong, refused (answerable); refused, answered (unanswerable); error
-	FactAny     bool     `json:"fact_any"`
-	FactAll     bool     `json:"fact_all"`
-	Refused     bool     `json:"refused"`
-	CitedHit    bool     `json:"cited_hit"`
-	Hit1        bool     `json:"hit@1"`
-	Hit5        bool     `json:"hit@5"`
+	Profile  string `json:"profile"`
+	ID       string `json:"id"`
+	Kind     string `json:"kind"`
+	QType    string `json:"qtype,omitempty"`
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+	Verdict  string `json:"verdict"` // correct, partial, wrong, refused (answerable); refused, answered (unanswerable); error
+	FactAny  bool   `json:"fact_any"`
+	FactAll  bool   `json:"fact_all"`
+	Refused  bool   `json:"refused"`
+	CitedHit bool   `json:"cited_hit"`
+	Hit1     bool   `json:"hit@1"`
+	Hit5     bool   `json:"hit@5"`
+	// FactRank is the rank (1-based) of the first search result whose
+	// text holds a key fact, 0 when none does; Cause names why an
+	// answerable question failed: retrieval (no result holds a key fact),
+	// refusal (one does, and the gate refused) or sentence (one does, and
+	// the answer quotes other sentences). Empty for a success.
+	FactRank    int      `json:"fact_rank"`
+	Cause       string   `json:"cause,omitempty"`
 	Cited       []string `json:"cited"`
 	AnswerRunes int      `json:"answer_runes"`
 	// Decision is the reader's decision (answer, refuse, clarify), Evidence
@@ -347,6 +354,22 @@ func ScoreQA(q QAQuestion, r assistant.Reply) QARecord {
 	default:
 		rec.Verdict = "wrong"
 	}
+	for i, s := range r.SearchResults {
+		text := NormalizeQA(s.Text)
+		if slices.ContainsFunc(q.KeyFacts, func(f string) bool { return strings.Contains(text, NormalizeQA(f)) }) {
+			rec.FactRank = i + 1
+			break
+		}
+	}
+	switch {
+	case rec.FactAll:
+	case rec.FactRank == 0:
+		rec.Cause = "retrieval"
+	case rec.Refused:
+		rec.Cause = "refusal"
+	default:
+		rec.Cause = "sentence"
+	}
 	g := newGold(q)
 	for i, s := range r.SearchResults {
 		if i >= 5 {
@@ -558,6 +581,8 @@ func QAColumns() []QAColumn {
 		{"gold_cited", func(r QARecord) string { return strconv.FormatBool(r.CitedHit) }},
 		{"hit@1", func(r QARecord) string { return strconv.FormatBool(r.Hit1) }},
 		{"hit@5", func(r QARecord) string { return strconv.FormatBool(r.Hit5) }},
+		{"fact_rank", func(r QARecord) string { return strconv.Itoa(r.FactRank) }},
+		{"cause", func(r QARecord) string { return r.Cause }},
 		{"answer_chars", func(r QARecord) string { return strconv.Itoa(r.AnswerRunes) }},
 		{"latency_ms", func(r QARecord) string { return strconv.FormatFloat(r.LatencyMs, 'f', 1, 64) }},
 		{"cited", func(r QARecord) string { return strings.Join(r.Cited, " | ") }},

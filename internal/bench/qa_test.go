@@ -190,3 +190,31 @@ func TestQABreakdown(t *testing.T) {
 		t.Errorf("by type without qtype: %+v", rep.ByType)
 	}
 }
+
+// TestQAFailureCause checks that a failed answerable question is put down
+// to retrieval, refusal or sentence choice by where its key fact is.
+func TestQAFailureCause(t *testing.T) {
+	q := QAQuestion{ID: "A1", Question: "累計は何件？", KeyFacts: []string{"208,034 件"}}
+	other := retrieve.Result{File: "a.md", Text: "登録は増えた。"}
+	holds := retrieve.Result{File: "b.md", Text: "累計は 208,034 件になった。"}
+	refusal := "該当する手順が見つかりませんでした。"
+	tests := []struct {
+		name  string
+		reply assistant.Reply
+		rank  int
+		cause string
+	}{
+		{"answered", assistant.Reply{Answer: "累計は 208,034 件 [1]", SearchResults: []retrieve.Result{other, holds}}, 2, ""},
+		{"other sentence", assistant.Reply{Answer: "登録は増えた。 [1]", SearchResults: []retrieve.Result{other, holds}}, 2, "sentence"},
+		{"refused", assistant.Reply{Answer: refusal, Flags: answer.Flags{InsufficientEvidence: true}, SearchResults: []retrieve.Result{holds}}, 1, "refusal"},
+		{"not retrieved", assistant.Reply{Answer: "登録は増えた。 [1]", SearchResults: []retrieve.Result{other}}, 0, "retrieval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ScoreQA(q, tt.reply)
+			if r.FactRank != tt.rank || r.Cause != tt.cause {
+				t.Errorf("fact rank %d, cause %q; want %d, %q", r.FactRank, r.Cause, tt.rank, tt.cause)
+			}
+		})
+	}
+}
