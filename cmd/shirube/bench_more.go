@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/csvx"
@@ -27,7 +28,11 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 		Short: "Share of questions whose extractive answer contains a gold answer (JSQuAD)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := bench.Answers(cmd.Context(), dir, k, maxQ)
+			rd, err := gateReader(g.cfg)
+			if err != nil {
+				return err
+			}
+			rep, err := bench.Answers(cmd.Context(), dir, k, maxQ, rd)
 			if err != nil {
 				return err
 			}
@@ -38,13 +43,20 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	answers.Flags().IntVar(&k, "k", config.DefaultK, "results given to the answer generator")
 	answers.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N questions (0 = all)")
 	answers.MarkFlagRequired("dir")
+	for _, name := range []string{"reader", "reader-model"} {
+		settingFlag(answers.Flags(), name)
+	}
 
 	refusal := &cobra.Command{
 		Use:   "refusal --dir DIR",
 		Short: "Refusal rate with the question's paragraph (or whole article) held out, answer rate with it, threshold sweep",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := bench.Refusal(cmd.Context(), dir, k, threshold, maxQ)
+			rd, err := gateReader(g.cfg)
+			if err != nil {
+				return err
+			}
+			rep, err := bench.Refusal(cmd.Context(), dir, k, threshold, maxQ, rd)
 			if err != nil {
 				return err
 			}
@@ -60,6 +72,9 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 	refusal.Flags().Float64Var(&threshold, "threshold", config.DefaultEvidenceThreshold, "evidence threshold to report")
 	refusal.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N questions (0 = all)")
 	refusal.MarkFlagRequired("dir")
+	for _, name := range []string{"reader", "reader-model"} {
+		settingFlag(refusal.Flags(), name)
+	}
 
 	var qfile, indexDir, profiles, recordsDir string
 	agentCmd := &cobra.Command{
@@ -135,7 +150,11 @@ func addMoreBench(cmd *cobra.Command, g *globals, jsonOut *bool) {
 
 // printRefusal prints a refusal report as one table per holdout protocol.
 func printRefusal(w io.Writer, rep bench.RefusalReport) {
-	fmt.Fprintf(w, "dataset %s: %d questions, top %d, threshold %.2f\n", rep.Dataset, rep.Questions, rep.K, rep.Threshold)
+	gate := "near-miss checks"
+	if rep.Reader {
+		gate += " and the reader's answerability"
+	}
+	fmt.Fprintf(w, "dataset %s: %d questions, top %d, threshold %.2f; gate: evidence score, %s\n", rep.Dataset, rep.Questions, rep.K, rep.Threshold, gate)
 	for _, p := range rep.Protocols {
 		verdict := "misses"
 		if p.Meets {
@@ -355,4 +374,15 @@ the vocabulary; for a scale curve use bench scale --corpus.`,
 	cmd.MarkFlagRequired("dir")
 	cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// gateReader is the reader whose answerability joins the refusal gate of
+// `bench answers` and `bench refusal`, as it does in `ask`: nil with
+// `--reader rules`.
+func gateReader(cfg config.Config) (answer.Reader, error) {
+	m, err := newReader(cfg)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	return m, nil
 }

@@ -24,8 +24,14 @@ type AnswersReport struct {
 	K               int     `json:"k"`
 	Contained       int     `json:"contained"`
 	ContainmentRate float64 `json:"containment_rate"`
-	RetrievedGold   float64 `json:"gold_paragraph_in_top_k"`
-	MeanAnswerRunes float64 `json:"mean_answer_runes"`
+	// ContainedGated counts the contained answers that `ask`'s whole gate
+	// (assistant.Refuses, and the reader's answerability when Reader) lets
+	// through; GatedContainmentRate is their share.
+	ContainedGated       int     `json:"contained_after_gate"`
+	GatedContainmentRate float64 `json:"containment_rate_after_gate"`
+	Reader               bool    `json:"reader"`
+	RetrievedGold        float64 `json:"gold_paragraph_in_top_k"`
+	MeanAnswerRunes      float64 `json:"mean_answer_runes"`
 	// SupportedRate and CitationPrecision are seed 003's
 	// answer_supported_rate and citation_precision, averaged over the
 	// answers (answer.VerifyClaims).
@@ -37,18 +43,19 @@ type AnswersReport struct {
 
 // Answers measures extractive-answer containment on a dataset whose
 // queries carry gold answers (JSQuAD).
-func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport, error) {
+func Answers(ctx context.Context, dir string, k, maxQueries int, rd answer.Reader) (AnswersReport, error) {
 	ds, ix, _, err := LoadIndexed(ctx, dir)
 	if err != nil {
 		return AnswersReport{}, err
 	}
 	s := retrieve.New(ix)
 	gen := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})
+	gate := newGate(ix.Analyzer(), s, rd)
 	qs := ds.EvalQueries()
 	if maxQueries > 0 && len(qs) > maxQueries {
 		qs = qs[:maxQueries]
 	}
-	rep := AnswersReport{Dataset: dir, K: k, Machine: ThisMachine()}
+	rep := AnswersReport{Dataset: dir, K: k, Reader: rd != nil, Machine: ThisMachine()}
 	var lat stats.Latencies
 	runes := 0
 	gold := 0
@@ -84,10 +91,14 @@ func Answers(ctx context.Context, dir string, k, maxQueries int) (AnswersReport,
 		}
 		if containsGold(a.Text, q.Answers) {
 			rep.Contained++
+			if !gate.refuses(ctx, q.Text, res) {
+				rep.ContainedGated++
+			}
 		}
 	}
 	if rep.Questions > 0 {
 		rep.ContainmentRate = round(float64(rep.Contained) / float64(rep.Questions))
+		rep.GatedContainmentRate = round(float64(rep.ContainedGated) / float64(rep.Questions))
 		rep.RetrievedGold = round(float64(gold) / float64(rep.Questions))
 		rep.MeanAnswerRunes = round(float64(runes) / float64(rep.Questions))
 		rep.SupportedRate = round(supported / float64(rep.Questions))
@@ -152,6 +163,7 @@ type RefusalReport struct {
 	K         int               `json:"k"`
 	Threshold float64           `json:"threshold"`
 	Protocols []RefusalProtocol `json:"protocols"`
+	Reader    bool              `json:"reader"` // the reader's answerability was part of the gate
 	Machine   Machine           `json:"machine"`
 }
 
@@ -162,13 +174,14 @@ type RefusalReport struct {
 // question's whole article held out), hiding the held-out documents from
 // both legs, and asks the rest of the assistant's gate (assistant.Refuses)
 // whether it refuses that evidence anyway. Then it sweeps the threshold.
-func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueries int) (RefusalReport, error) {
+func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueries int, rd answer.Reader) (RefusalReport, error) {
 	ds, ix, _, err := LoadIndexed(ctx, dir)
 	if err != nil {
 		return RefusalReport{}, err
 	}
 	s := retrieve.New(ix)
 	gen := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})
+	gate := newGate(ix.Analyzer(), s, rd)
 	pos := map[string]int{}
 	for i := 0; i < ix.Len(); i++ {
 		pos[ix.Chunk(i).ID] = i
@@ -215,7 +228,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			return RefusalReport{}, err
 		}
 		present = append(present, p)
-		presentGate = append(presentGate, assistant.Refuses(ctx, s, q.Text, res) != "")
+		presentGate = append(presentGate, gate.refuses(ctx, q.Text, res))
 		for pi, proto := range protocols {
 			hidden := map[int]bool{}
 			for doc, rel := range ds.Qrels[q.ID] {
@@ -241,7 +254,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 				return RefusalReport{}, err
 			}
 			absent[pi] = append(absent[pi], a)
-			absentGate[pi] = append(absentGate[pi], assistant.Refuses(ctx, s, q.Text, res) != "")
+			absentGate[pi] = append(absentGate[pi], gate.refuses(ctx, q.Text, res))
 			ok := false
 			if ans, err := gen.Generate(ctx, q.Text, res); err == nil {
 				ok = containsGold(ans.Text, q.Answers)
@@ -249,7 +262,7 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			stillCorrect[pi] = append(stillCorrect[pi], ok)
 		}
 	}
-	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, Machine: ThisMachine()}
+	rep := RefusalReport{Dataset: dir, Questions: len(present), K: k, Threshold: threshold, Reader: rd != nil, Machine: ThisMachine()}
 	for pi, proto := range protocols {
 		point := func(t float64, whole bool) RefusalPoint {
 			ans, ref, safe := 0, 0, 0
@@ -310,4 +323,32 @@ func dirSize(dir string) int64 {
 		}
 	}
 	return n
+}
+
+// gate is the part of `ask`'s decision that refuses evidence the score
+// lets through: the near-miss checks (assistant.Refuses) and, with a
+// reader, its answerability below its threshold.
+type gate struct {
+	s      *retrieve.Searcher
+	reader *answer.Extractive // nil without a reader
+}
+
+func newGate(tok answer.Tokenizer, s *retrieve.Searcher, rd answer.Reader) gate {
+	g := gate{s: s}
+	if rd != nil {
+		g.reader = answer.NewExtractive(tok, answer.ExtractiveOptions{Reader: rd})
+	}
+	return g
+}
+
+// refuses reports whether the gate refuses results for q.
+func (g gate) refuses(ctx context.Context, q string, results []retrieve.Result) bool {
+	if assistant.Refuses(ctx, g.s, q, results) != "" {
+		return true
+	}
+	if g.reader == nil || len(results) == 0 {
+		return false
+	}
+	rd := g.reader.Read(q, results)
+	return rd.Answerability < rd.Threshold
 }

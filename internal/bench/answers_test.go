@@ -39,7 +39,7 @@ func TestRefusalProtocols(t *testing.T) {
 `
 	qrels := "query-id\tcorpus-id\tscore\nq1\tt1\t1\nq2\tf1\t1\n"
 	dir := writeBEIR(t, corpus, queries, qrels)
-	rep, err := Refusal(context.Background(), dir, 4, 0.5, 0)
+	rep, err := Refusal(context.Background(), dir, 4, 0.5, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRefusalJSQuAD(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes the JSQuAD corpus")
 	}
-	rep, err := Refusal(context.Background(), jsquad, 4, 0.5, 300)
+	rep, err := Refusal(context.Background(), jsquad, 4, 0.5, 300, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
