@@ -8,7 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +21,7 @@ import (
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/logwriter"
 	"github.com/shirube/shirube/internal/retrieve"
 	"github.com/shirube/shirube/internal/web"
 )
@@ -85,6 +89,11 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 	if err := web.CheckToken(cfg.Token); err != nil {
 		return err
 	}
+	// The log (a line per request) goes through a buffer: no request
+	// waits for stderr (see logwriter).
+	lw := logwriter.New(errw, 0)
+	defer lw.Close()
+	errw = lw
 	logger := slog.New(slog.NewTextHandler(errw, nil))
 	warn := func(s string) { logger.Warn(s) }
 
@@ -201,6 +210,8 @@ type follower struct {
 	asst *assistant.Assistant
 	warn func(string)
 	mu   sync.Mutex // one generation opened at a time
+
+	seen atomic.Pointer[os.FileInfo] // CURRENT when its generation was last served
 }
 
 func newFollower(cfg config.Config, asst *assistant.Assistant, warn func(string)) *follower {
@@ -217,12 +228,26 @@ func (f *follower) serving() int {
 
 // freshen swaps in the generation CURRENT names when it is not the one
 // served. A failure leaves the served one (the watcher reports it).
+//
+// A build replaces CURRENT (a new file renamed over it), so while its
+// file is the one seen when its generation was served, one stat(2) is the
+// whole check.
 func (f *follower) freshen(ctx context.Context) {
-	gen, err := index.Current(f.cfg.IndexDir)
-	if err != nil || gen == f.serving() {
+	path := filepath.Join(f.cfg.IndexDir, index.CurrentFile)
+	fi, err := os.Stat(path)
+	if err != nil {
 		return
 	}
-	_ = f.switchTo(ctx, gen)
+	if seen := f.seen.Load(); seen != nil && os.SameFile(*seen, fi) && (*seen).ModTime().Equal(fi.ModTime()) {
+		return
+	}
+	gen, err := index.Current(f.cfg.IndexDir)
+	if err != nil {
+		return
+	}
+	if gen == f.serving() || f.switchTo(ctx, gen) == nil {
+		f.seen.Store(&fi)
+	}
 }
 
 // switchTo opens the live generation and swaps it in, unless a concurrent
