@@ -47,9 +47,8 @@ test: deps vet staticcheck
 	$(MAKE) race
 
 # reliability runs the crash, switch, PostgreSQL audit outage, hostile-PDF,
-# live-index and load
-# cases of scripts/reliability.sh (about 4 minutes; servers on 127.0.0.1
-# only) and exits non-zero when one fails.
+# live-index and load cases of scripts/reliability.sh (about 4 minutes;
+# servers on 127.0.0.1 only) and exits non-zero when one fails.
 reliability:
 	@bash scripts/reliability.sh
 
