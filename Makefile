@@ -17,7 +17,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # RACE_PKGS are the packages that run goroutines of their own; their tests
 # also run under the race detector.
-RACE_PKGS := ./internal/index ./internal/web ./internal/auditlog ./internal/assistant ./internal/eval/batch
+RACE_PKGS := ./internal/index ./internal/web ./internal/auditlog ./internal/assistant ./internal/eval/batch ./internal/logwriter
 
 all: build
 
@@ -46,9 +46,9 @@ test: deps vet staticcheck
 	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) race
 
-# reliability runs the crash, switch, hostile-PDF, live-index and load
-# cases of scripts/reliability.sh (about 3 minutes; servers on 127.0.0.1
-# only) and exits non-zero when one fails.
+# reliability runs the crash, switch, PostgreSQL audit outage, hostile-PDF,
+# live-index and load cases of scripts/reliability.sh (about 4 minutes;
+# servers on 127.0.0.1 only) and exits non-zero when one fails.
 reliability:
 	@bash scripts/reliability.sh
 

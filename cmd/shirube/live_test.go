@@ -20,7 +20,17 @@ import (
 // generation `shirube index` installs after it started — a removed source
 // is no longer cited once the watcher polled — and /api/status names the
 // generation served. Every cited page file exists when it is cited.
+//
+// With the freshen check (as `serve` runs it) there is no window at all:
+// the first question after `shirube index` switched generations is
+// answered from the new one, with no watcher poll in between.
 func TestServeFollowsNewGeneration(t *testing.T) {
+	for _, freshen := range []bool{false, true} {
+		t.Run(map[bool]string{false: "watcher", true: "freshen"}[freshen], func(t *testing.T) { testServeFollows(t, freshen) })
+	}
+}
+
+func testServeFollows(t *testing.T, freshen bool) {
 	fixture := indexedFixture(t)
 	ws := workspace(t, fixture)
 	cfg := config.Default()
@@ -38,9 +48,14 @@ func TestServeFollowsNewGeneration(t *testing.T) {
 	defer srv.Close()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	done := make(chan struct{})
-	go func() { defer close(done); watchIndex(ctx, cfg, asst, 20*time.Millisecond, func(string) {}) }()
-	defer func() { cancel(); <-done }()
+	f := newFollower(cfg, asst, func(string) {})
+	if freshen {
+		asst.SetFreshen(f.freshen)
+	} else {
+		done := make(chan struct{})
+		go func() { defer close(done); f.watch(ctx, 20*time.Millisecond) }()
+		defer func() { cancel(); <-done }()
+	}
 
 	const question = "バックアップからの復旧手順は？"
 	const gone = "database/runbooks/backup_restore/"
@@ -88,14 +103,23 @@ func TestServeFollowsNewGeneration(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, gone)); !os.IsNotExist(err) {
 		t.Fatalf("the removed source's pages are still in the database: %v", err)
 	}
-	// Wait for the watcher (polling every 20 ms); the limit only stops a
-	// broken watcher from hanging the test.
-	for limit := time.Now().Add(time.Minute); generation() != 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(limit) {
-			t.Fatal("the server never swapped in generation 2")
+	var rep web.AskResponse
+	if freshen {
+		// No poll: the question itself brings the new generation in.
+		rep = ask()
+		if g := generation(); g != 2 {
+			t.Fatalf("after the first question the server answers from generation %d, want 2", g)
 		}
+	} else {
+		// Wait for the watcher (polling every 20 ms); the limit only stops
+		// a broken watcher from hanging the test.
+		for limit := time.Now().Add(time.Minute); generation() != 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatal("the server never swapped in generation 2")
+			}
+		}
+		rep = ask()
 	}
-	rep := ask()
 	for _, e := range rep.Evidence {
 		if strings.HasPrefix(e.File, gone) {
 			t.Errorf("after the swap the answer still cites %s", e.File)

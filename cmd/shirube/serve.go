@@ -8,6 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +21,7 @@ import (
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/logwriter"
 	"github.com/shirube/shirube/internal/retrieve"
 	"github.com/shirube/shirube/internal/web"
 )
@@ -84,6 +89,11 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 	if err := web.CheckToken(cfg.Token); err != nil {
 		return err
 	}
+	// The log (a line per request) goes through a buffer: no request
+	// waits for stderr (see logwriter).
+	lw := logwriter.New(errw, 0)
+	defer lw.Close()
+	errw = lw
 	logger := slog.New(slog.NewTextHandler(errw, nil))
 	warn := func(s string) { logger.Warn(s) }
 
@@ -109,7 +119,9 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		status = nil
 		go watchStore(ctx, cfg, asst, warn)
 	} else {
-		go watchIndex(ctx, cfg, asst, index.DefaultWatchPoll, warn)
+		f := newFollower(cfg, asst, warn)
+		asst.SetFreshen(f.freshen)
+		go f.watch(ctx, index.DefaultWatchPoll)
 	}
 	opt := web.Options{
 		Assistant:     asst,
@@ -184,27 +196,81 @@ func serveRebuild(cfg config.Config, warn func(string)) web.RebuildFunc {
 	}
 }
 
-// watchIndex swaps every new generation of the index directory into asst
-// within poll of its CURRENT being replaced, until ctx ends (index.Watch).
-// Questions already running finish on the searcher they started with; the
-// old generation's mapped files stay readable until its last reader is
-// done, even after the build removed them.
-func watchIndex(ctx context.Context, cfg config.Config, asst *assistant.Assistant, poll time.Duration, warn func(string)) {
-	serving := func() int {
-		if s := asst.Searcher(); s != nil {
-			return s.Index().Meta().Generation
-		}
-		return 0
+// follower keeps asst on the live generation of the index directory.
+// Every question first checks CURRENT (freshen: one read of a dozen
+// bytes), so a question asked after a build switched generations is
+// answered from the new one even before the watcher's next poll; the
+// watcher (watch) swaps it in when no question comes. Questions already
+// running finish on the searcher they started with (the assistant answers
+// again from the new one when they cite pages it removed); the old
+// generation's mapped files stay readable until its last reader is done,
+// even after the build removed them.
+type follower struct {
+	cfg  config.Config
+	asst *assistant.Assistant
+	warn func(string)
+	mu   sync.Mutex // one generation opened at a time
+
+	seen atomic.Pointer[os.FileInfo] // CURRENT when its generation was last served
+}
+
+func newFollower(cfg config.Config, asst *assistant.Assistant, warn func(string)) *follower {
+	return &follower{cfg: cfg, asst: asst, warn: warn}
+}
+
+// serving is the generation answered from (0 before any).
+func (f *follower) serving() int {
+	if s := f.asst.Searcher(); s != nil {
+		return s.Index().Meta().Generation
 	}
-	index.Watch(ctx, cfg.IndexDir, poll, serving, func(ctx context.Context, gen int) error {
-		s, err := openSearcher(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		asst.Swap(s)
-		warn(fmt.Sprintf("index: now answering from generation %d", s.Index().Meta().Generation))
+	return 0
+}
+
+// freshen swaps in the generation CURRENT names when it is not the one
+// served. A failure leaves the served one (the watcher reports it).
+//
+// A build replaces CURRENT (a new file renamed over it), so while its
+// file is the one seen when its generation was served, one stat(2) is the
+// whole check.
+func (f *follower) freshen(ctx context.Context) {
+	path := filepath.Join(f.cfg.IndexDir, index.CurrentFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	if seen := f.seen.Load(); seen != nil && os.SameFile(*seen, fi) && (*seen).ModTime().Equal(fi.ModTime()) {
+		return
+	}
+	gen, err := index.Current(f.cfg.IndexDir)
+	if err != nil {
+		return
+	}
+	if gen == f.serving() || f.switchTo(ctx, gen) == nil {
+		f.seen.Store(&fi)
+	}
+}
+
+// switchTo opens the live generation and swaps it in, unless a concurrent
+// call already did.
+func (f *follower) switchTo(ctx context.Context, gen int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if gen == f.serving() {
 		return nil
-	}, warn)
+	}
+	s, err := openSearcher(ctx, f.cfg)
+	if err != nil {
+		return err
+	}
+	f.asst.Swap(s)
+	f.warn(fmt.Sprintf("index: now answering from generation %d", s.Index().Meta().Generation))
+	return nil
+}
+
+// watch swaps every new generation into the assistant within poll of its
+// CURRENT being replaced, until ctx ends (index.Watch).
+func (f *follower) watch(ctx context.Context, poll time.Duration) {
+	index.Watch(ctx, f.cfg.IndexDir, poll, f.serving, f.switchTo, f.warn)
 }
 
 // serveStatus reads the live index's metadata for the sidebar.

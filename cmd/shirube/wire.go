@@ -329,6 +329,10 @@ func storeSettings(cfg config.Config) pgstore.Settings {
 	}
 }
 
+// auditSpoolFile is the file in the logs folder that keeps the audit
+// entries the store's audit_log table could not take yet.
+const auditSpoolFile = "audit_log.spool.jsonl"
+
 // newAuditLogger returns the audit log the configuration asks for: JSONL
 // files in the logs folder, the store's audit_log table, or both.
 func newAuditLogger(cfg config.Config, warn func(string)) (assistant.Logger, error) {
@@ -342,11 +346,13 @@ func newAuditLogger(cfg config.Config, warn func(string)) (assistant.Logger, err
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	l := pgstore.AuditLog{DB: db}
+	// Entries PostgreSQL cannot take (an outage, a restart) wait in the
+	// spool in the logs folder and are written when it answers again.
+	opt := pgstore.AuditOptions{Spool: filepath.Join(jsonl.Dir(), auditSpoolFile), Warn: warn}
 	if cfg.Audit == "both" {
-		l.Also = jsonl
+		opt.Also = jsonl
 	}
-	return l, nil
+	return pgstore.NewAuditLog(db, opt), nil
 }
 
 // memoryOptions are the in-memory index settings (`bench beir`): the

@@ -149,6 +149,7 @@ type Options struct {
 // Assistant answers questions. Create it with New.
 type Assistant struct {
 	searcher atomic.Pointer[retrieve.Searcher]
+	freshen  atomic.Pointer[func(context.Context)] // SetFreshen
 	gen      Generator
 	log      Logger
 	opt      Options
@@ -240,12 +241,22 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	rep := Reply{Query: query, Evidence: []answer.Evidence{}, Unknowns: []string{}, SearchResults: []retrieve.Result{}}
+	rep := newReply(query)
 	sopt := a.opt.Search
 	if req.Search.K > 0 {
 		sopt = req.Search
 	}
-	err = a.answer(ctx, req, &sopt, &rep)
+	asked := sopt
+	var streamed atomic.Bool
+	if onDelta := req.OnDelta; onDelta != nil {
+		req.OnDelta = func(s string) { streamed.Store(true); onDelta(s) }
+	}
+	used := a.Live(ctx)
+	err = a.answer(ctx, used, req, &sopt, &rep)
+	if err == nil {
+		// The generation may have been switched while answering.
+		err = a.recheck(ctx, used, req, asked, &sopt, &rep, streamed.Load())
+	}
 	elapsed := a.opt.Now().Sub(start)
 	rep.ProcessingTimeSec = roundSec(elapsed)
 	if err != nil {
@@ -262,6 +273,11 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		rep.AuditError = aerr
 	}
 	return rep, err
+}
+
+// newReply is the empty reply to query (lists empty, not nil, for JSON).
+func newReply(query string) Reply {
+	return Reply{Query: query, Evidence: []answer.Evidence{}, Unknowns: []string{}, SearchResults: []retrieve.Result{}}
 }
 
 // outcomeOf names how a failed question ended.

@@ -33,14 +33,16 @@ import (
 //     the evidence, its claims verified against what they cite
 //     (rep.Answer, rep.Evidence, rep.Unknowns, rep.Verification)
 //  7. flag:     an operation the answer quotes joins the danger flag
-func (a *Assistant) answer(ctx context.Context, req Request, sopt *retrieve.Options, rep *Reply) error {
+//
+// s is the searcher (the generation) the question is answered from.
+func (a *Assistant) answer(ctx context.Context, s *retrieve.Searcher, req Request, sopt *retrieve.Options, rep *Reply) error {
 	effective, history := a.rewrite(ctx, req, rep)
 	rep.Outcome = auditlog.OutcomeAnswered
 	if a.clarify(effective, rep) {
 		return nil
 	}
 	danger := a.dangerOfQuestion(req, effective, rep)
-	ev, err := a.retrieve(ctx, effective, sopt, rep)
+	ev, err := a.retrieve(ctx, s, effective, sopt, rep)
 	if err != nil {
 		return err
 	}
@@ -127,8 +129,7 @@ func (a *Assistant) dangerOfQuestion(req Request, effective string, rep *Reply) 
 }
 
 // retrieve is stage 4: the evidence for the question.
-func (a *Assistant) retrieve(ctx context.Context, effective string, sopt *retrieve.Options, rep *Reply) (evidence, error) {
-	s := a.searcher.Load()
+func (a *Assistant) retrieve(ctx context.Context, s *retrieve.Searcher, effective string, sopt *retrieve.Options, rep *Reply) (evidence, error) {
 	ev := evidence{searcher: s}
 	var err error
 	wide := *sopt

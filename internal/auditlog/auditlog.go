@@ -301,7 +301,7 @@ func (l *Logger) Log(ctx context.Context, e Entry) error {
 	if err != nil {
 		return l.fail(fmt.Errorf("audit log: opening %s: %w — check that the log directory is writable", path, err))
 	}
-	unlock := lockFile(f)
+	unlock := LockFile(f)
 	werr := appendLine(f, line)
 	unlock()
 	cerr := f.Close()

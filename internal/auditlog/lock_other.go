@@ -2,5 +2,5 @@
 
 package auditlog
 
-// lockFile is a no-op where flock is not available.
-func lockFile(File) func() { return func() {} }
+// LockFile is a no-op where flock is not available.
+func LockFile(File) func() { return func() {} }

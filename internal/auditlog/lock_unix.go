@@ -4,11 +4,12 @@ package auditlog
 
 import "syscall"
 
-// lockFile takes an exclusive advisory lock on f (when it is an open file)
-// for the time of one append, so that a process repairing a torn tail
-// never cuts into a line another process is writing. The lock is released
-// by the returned function, or when the file is closed.
-func lockFile(f File) func() {
+// LockFile takes an exclusive advisory lock on f (when it is an open file)
+// for the time of one change, so that a process repairing a torn tail
+// never cuts into a line another process is writing (and the PostgreSQL
+// audit spool is never emptied under an append). The lock is released by
+// the returned function, or when the file is closed.
+func LockFile(f File) func() {
 	fd, ok := f.(interface{ Fd() uintptr })
 	if !ok {
 		return func() {}

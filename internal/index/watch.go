@@ -69,3 +69,16 @@ func Watch(ctx context.Context, dir string, poll time.Duration, serving func() i
 		}
 	}
 }
+
+// CurrentFile is the name of the file in an index directory that names
+// the live generation; a build replaces it (rename) to switch.
+const CurrentFile = currentFile
+
+// Current returns the number of the live generation of the index in dir
+// (what CURRENT names): one read of a file of a dozen bytes, cheap enough
+// to make before every question. It wraps ErrNotFound when there is no
+// index yet.
+func Current(dir string) (int, error) {
+	_, gen, err := readCurrent(dir)
+	return gen, err
+}

@@ -109,6 +109,12 @@ CREATE TABLE audit_log (
 );
 CREATE INDEX audit_log_time ON audit_log (logged_at);
 `,
+	// 2: every audit row written by this version carries a unique key, so
+	// that a row spooled during an outage and written again after an
+	// uncertain commit is stored once (AuditLog).
+	`
+ALTER TABLE audit_log ADD COLUMN entry_key text UNIQUE;
+`,
 }
 
 // SchemaVersion is the schema version this binary writes and reads.

@@ -143,7 +143,8 @@ func TestAuditLogTable(t *testing.T) {
 	db := connect(t, pgstore.Options{})
 	ctx := context.Background()
 	also := &memLog{}
-	l := pgstore.AuditLog{DB: db, Also: also}
+	l := pgstore.NewAuditLog(db, pgstore.AuditOptions{Also: also})
+	defer l.Close()
 	e := auditlog.Entry{SessionID: "s1", Query: "猫は？", Answer: "夜行性です。", SearchResults: []auditlog.SearchResult{{ChunkID: "a", Score: 0.9}}}
 	if err := l.Log(ctx, e); err != nil {
 		t.Fatal(err)

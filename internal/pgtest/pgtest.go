@@ -109,13 +109,50 @@ func Start(ctx context.Context) (*Cluster, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB", c.Port, dir)
-	if out, err := c.run(ctx, "pg_ctl", "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "log"))
+	if err := c.Resume(ctx); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+		return nil, err
 	}
 	return c, nil
+}
+
+// Resume starts the cluster's server again after Halt, on the same port.
+func (c *Cluster) Resume(ctx context.Context) error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=256MB", c.Port, c.Dir)
+	if out, err := c.run(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-o", opts, "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
+		return fmt.Errorf("pg_ctl start: %v: %s %s", err, out, log)
+	}
+	return nil
+}
+
+// Halt stops the cluster's server (fast shutdown: sessions are cut off;
+// committed data is kept even with the throw-away settings) and keeps its
+// data for Resume.
+func (c *Cluster) Halt(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "fast", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, out)
+	}
+	return nil
+}
+
+// StartCluster starts a cluster of the test's own (for tests that stop
+// and restart the server) and stops it when the test ends. When it cannot
+// be started the test is skipped with the reason, or fails when CI=true.
+func StartCluster(tb testing.TB) *Cluster {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := Start(ctx)
+	if err != nil {
+		unavailable(tb, err.Error())
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Log(err)
+		}
+	})
+	return c
 }
 
 // run runs one PostgreSQL program, as the postgres user when needed.

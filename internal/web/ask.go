@@ -296,7 +296,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		writeRequestError(w, err)
 		return
 	}
-	searcher := s.asst.Searcher()
+	searcher := s.asst.Live(r.Context())
 	if searcher == nil {
 		writeRequestError(w, errNoIndex)
 		return
