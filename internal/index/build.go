@@ -90,11 +90,15 @@ type Summary struct {
 	Chunks     int
 	Extracted  int // documents read from source this time
 	Reused     int // unchanged documents taken from the previous generation
-	Removed    int // documents whose source disappeared
-	Skipped    []document.Skip
-	Notes      []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
-	Seconds    float64
-	Unchanged  bool // nothing changed: the previous generation was kept
+	// Retimed counts the reused documents whose source was touched (a new
+	// modification time, the same content): their chunks' updated_at is
+	// refreshed in a new generation.
+	Retimed   int
+	Removed   int // documents whose source disappeared
+	Skipped   []document.Skip
+	Notes     []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
+	Seconds   float64
+	Unchanged bool // nothing changed: the previous generation was kept
 	// Refit says whether the local embedder was fitted again (always on a
 	// first or full build, and on an incremental one of a corpus of at most
 	// exactRefitChunks chunks; on a larger one only when Drift, the share of
@@ -247,6 +251,9 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 					parts[j.i] = p
 					if p.reused {
 						sum.Reused++
+						if p.retimed {
+							sum.Retimed++
+						}
 					} else {
 						sum.Extracted++
 					}
@@ -327,7 +334,7 @@ feed:
 	// is live: recorded in it first, so wherever a crash hits, the next
 	// build still knows they are not copies.
 	stale := stalePages(db, prev, docs)
-	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
+	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 && sum.Retimed == 0 &&
 		prevMeta.Documents == sum.Documents && sameSettings(prevMeta, opt) {
 		// A crash after the last switch may have left its stale pages.
 		if err := removePages(db, stale, opt.crash); err != nil {
@@ -351,7 +358,11 @@ feed:
 	for _, p := range kept {
 		if p.reused {
 			for k := range p.sd.NChunks {
-				chunks = append(chunks, oldChunk(p.sd.first+k))
+				c := oldChunk(p.sd.first + k)
+				if p.retimed {
+					c.UpdatedAt = updatedAt(p.sd.Doc.ModTime)
+				}
+				chunks = append(chunks, c)
 				from = append(from, p.sd.first+k)
 			}
 			continue
@@ -460,8 +471,11 @@ const freshShare = 8
 type part struct {
 	sd     *storedDoc
 	reused bool
-	chunks []chunk.Chunk
-	terms  [][]string
+	// retimed: reused, but its source's modification time changed, so its
+	// chunks take the new updated_at.
+	retimed bool
+	chunks  []chunk.Chunk
+	terms   [][]string
 }
 
 // addTerms adds a fresh part's terms to the builder and drops them.
@@ -618,8 +632,10 @@ func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) 
 // written is an error that stops the build.
 func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*part, *document.Skip, error) {
 	var prevSrc *document.Source
+	var was string // the previous generation's updated_at of the source
 	if prev != nil {
 		prevSrc = &document.Source{Doc: prev.Doc, File: prev.File, Pages: prev.Pages}
+		was = updatedAt(prev.Doc.ModTime)
 	}
 	src, changed, skip, err := db.Sync(ctx, ex, f, prevSrc)
 	if err != nil || skip != nil {
@@ -627,10 +643,10 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 	}
 	if !changed {
 		prev.Doc, prev.File = src.Doc, src.File
-		return &part{sd: prev, reused: true}, nil, nil
+		return &part{sd: prev, reused: true, retimed: updatedAt(src.Doc.ModTime) != was}, nil, nil
 	}
 	p := &part{sd: &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}}
-	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
+	updated := updatedAt(src.Doc.ModTime)
 	texts := make([]string, len(src.Doc.Pages))
 	for i, pg := range src.Doc.Pages {
 		texts[i] = pg.Text
@@ -649,6 +665,10 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 	p.sd.Doc.Pages = pageNumbers(p.sd.Doc.Pages)
 	return p, nil, nil
 }
+
+// updatedAt is a chunk's updated_at: its source's modification time,
+// ISO 8601 without the zone (seed 002: "2024-12-29T13:00:00").
+func updatedAt(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
 
 // add appends chunks to a fresh part with their analysed terms.
 func (p *part) add(a *analysis.Analyzer, cs []chunk.Chunk) {
@@ -707,7 +727,7 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 		changed = true
 		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
 		p := &part{sd: &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}}
-		cs, err := chunk.Page(c.ID, c.ID, c.Page, c.ModTime.Format("2006-01-02T15:04:05"), c.Text, copt)
+		cs, err := chunk.Page(c.ID, c.ID, c.Page, updatedAt(c.ModTime), c.Text, copt)
 		if err != nil {
 			continue
 		}
