@@ -101,6 +101,9 @@ type Result struct {
 	// cost (zero offline), to be added to the answer's.
 	PlannerUsage   llm.Usage `json:"planner_usage"`
 	PlannerCostUSD float64   `json:"planner_cost_usd"`
+	// Lead is what the plain search of the whole question (the first
+	// search) reported: the fusion weight it used, for the audit log.
+	Lead retrieve.Info `json:"-"`
 }
 
 // Run answers question's retrieval need within the profile's budgets.
@@ -257,7 +260,10 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 			sopt.SkipIDs[id] = true
 		}
 	}
-	results, _, err := r.opt.Searcher.Search(ctx, q, sopt)
+	results, info, err := r.opt.Searcher.Search(ctx, q, sopt)
+	if isLead {
+		r.res.Lead = info
+	}
 	r.res.Calls++
 	r.asked[q] = true
 	r.res.Queries = append(r.res.Queries, q)
