@@ -274,8 +274,13 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	if isLead {
 		r.lead = r.newerFirst(results[:min(len(results), r.leadK)])
 	}
+	unseen := 0 // chunks not retrieved before
 	for _, x := range results {
-		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
+		old, ok := r.pool[x.ChunkID]
+		if !ok {
+			unseen++
+		}
+		if !ok || better(x, old) {
 			r.pool[x.ChunkID] = x
 		}
 	}
@@ -285,7 +290,14 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 			newCount++
 		}
 	}
-	if newCount == 0 {
+	gain := newCount
+	if phase == "facet_sweep" {
+		// The sweep searches for facets still uncovered, whose support
+		// may score below the evidence already kept: any chunk not
+		// retrieved before is new evidence for them (seed 003's novelty).
+		gain = unseen
+	}
+	if gain == 0 {
 		r.streak++
 	} else {
 		r.streak = 0
