@@ -103,7 +103,9 @@ func TestAskDeepLLMPlanner(t *testing.T) {
 }
 
 // TestScopeFlag: --scope limits search and ask to a folder or a document;
-// without it the plain answer path is unchanged (no trace).
+// without it the default ask runs the balanced profile (a trace naming
+// it) and --profile plain is one hybrid search (no trace), both finding
+// the runbook.
 func TestScopeFlag(t *testing.T) {
 	fixture := indexedFixture(t)
 	workspace(t, fixture)
@@ -135,12 +137,26 @@ func TestScopeFlag(t *testing.T) {
 			}
 		}
 	}
-	var plain assistant.Reply
-	if err := json.Unmarshal([]byte(mustRun(t, "ask", "--json", q)), &plain); err != nil {
-		t.Fatal(err)
-	}
-	if plain.Trace != nil || len(plain.SearchResults) == 0 || !strings.Contains(plain.SearchResults[0].File, "backup_restore") {
-		t.Errorf("plain ask: trace %+v, results %+v", plain.Trace, plain.SearchResults)
+	for _, c := range []struct {
+		args    []string
+		profile string // "" = no trace
+	}{
+		{[]string{"ask", "--json", q}, "balanced"},
+		{[]string{"ask", "--json", "--profile", "plain", q}, ""},
+	} {
+		var rep assistant.Reply
+		if err := json.Unmarshal([]byte(mustRun(t, c.args...)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case c.profile == "" && rep.Trace != nil:
+			t.Errorf("%v: trace %+v, want none (one hybrid search)", c.args, rep.Trace)
+		case c.profile != "" && (rep.Trace == nil || rep.Trace.Profile != c.profile):
+			t.Errorf("%v: trace %+v, want profile %s", c.args, rep.Trace, c.profile)
+		}
+		if len(rep.SearchResults) == 0 || !strings.Contains(rep.SearchResults[0].File, "backup_restore") {
+			t.Errorf("%v: results %+v", c.args, rep.SearchResults)
+		}
 	}
 }
 

@@ -27,11 +27,16 @@ func auditLines(t *testing.T, dir string) []auditlog.Entry {
 }
 
 // fakeOpenAIReply answers like OpenAI: the first request gets a 429 with
-// Retry-After, later ones an answer citing [1] and a bogus [9]; the claim
-// re-check (a JSON-mode request) finds its one claim unsupported.
+// Retry-After; the facet planner of the default (balanced) profile gets a
+// one-facet direct plan; later ones an answer citing [1] and a bogus [9];
+// the claim re-check (a JSON-mode request) finds its one claim
+// unsupported.
 func fakeOpenAIReply(r llmtest.Request) llmtest.Reply {
 	if r.Calls == 1 {
 		return llmtest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "0", ErrorMessage: "rate limited"}
+	}
+	if strings.Contains(r.System, "You decompose a question") {
+		return llmtest.Reply{Text: `{"route":"direct","facets":[{"type":"intent","text":"` + r.User + `"}]}`, Model: "gpt-4o-mini", PromptTokens: 300, CompletionTokens: 30}
 	}
 	if rf, _ := r.Body["response_format"].(map[string]any); rf["type"] == "json_object" {
 		return llmtest.Reply{Text: `{"claims":[{"n":1,"supported":false,"evidence":[]}]}`, Model: "gpt-4o-mini", PromptTokens: 400, CompletionTokens: 20}
@@ -88,18 +93,21 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("ask --json: %v\n%s", err, out)
 	}
-	if n := fake.Calls(); n != 3 {
-		t.Errorf("%d requests, want 3 (a 429 honoured, the answer, the claim re-check)", n)
+	if n := fake.Calls(); n != 4 {
+		t.Errorf("%d requests, want 4 (a 429 honoured, the balanced profile's facet planner, the answer, the claim re-check)", n)
 	}
 	if !strings.HasPrefix(rep.Generator, "llm") {
 		t.Errorf("generator %q", rep.Generator)
 	}
-	// The answer's and the re-check's tokens.
-	if rep.TokenUsage.PromptTokens != 1600 || rep.TokenUsage.CompletionTokens != 100 || rep.TokenUsage.TotalTokens != 1700 {
+	if rep.Trace == nil || rep.Trace.Profile != "balanced" || rep.Trace.Planner != "llm" {
+		t.Errorf("trace %+v, want the default balanced profile planned by the model", rep.Trace)
+	}
+	// The planner's, the answer's and the re-check's tokens.
+	if rep.TokenUsage.PromptTokens != 1900 || rep.TokenUsage.CompletionTokens != 130 || rep.TokenUsage.TotalTokens != 2030 {
 		t.Errorf("usage %+v", rep.TokenUsage)
 	}
 	// gpt-4o-mini: $0.15 / 1M prompt, $0.60 / 1M completion.
-	if want := (1600*0.15 + 100*0.60) / 1e6; math.Abs(rep.CostUSD-want) > 1e-9 {
+	if want := (1900*0.15 + 130*0.60) / 1e6; math.Abs(rep.CostUSD-want) > 1e-9 {
 		t.Errorf("cost %v, want %v", rep.CostUSD, want)
 	}
 	if len(rep.RemovedCitations) != 1 || rep.RemovedCitations[0] != 9 || strings.Contains(rep.Answer, "[9]") {
@@ -118,32 +126,41 @@ func TestAskLLMThroughFakeOpenAI(t *testing.T) {
 	}
 	// The evidence is fenced as data in the prompt.
 	reqs := fake.Requests()
-	if last := reqs[1]; !strings.Contains(last.User, "<evidence n=\"1\"") || last.Model != "gpt-4o-mini" {
+	if last := reqs[2]; !strings.Contains(last.User, "<evidence n=\"1\"") || last.Model != "gpt-4o-mini" {
 		t.Errorf("request lacks fenced evidence or model: model %q, user message %.300s", last.Model, last.User)
 	}
-	// --verify lexical: the answer alone, no re-check call.
+	// --verify lexical: the planner and the answer, no re-check call.
 	before := fake.Calls()
 	out = mustRun(t, "ask", "--json", "--verify", "lexical", "バックアップからの復旧手順は？")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if fake.Calls() != before+1 || rep.Verification == nil || rep.Verification.Method != "lexical" {
+	if fake.Calls() != before+2 || rep.Verification == nil || rep.Verification.Method != "lexical" {
 		t.Errorf("--verify lexical made %d calls, verification %+v", fake.Calls()-before, rep.Verification)
 	}
-	// Insufficient evidence: no LLM call at all.
+	// Insufficient evidence: the planner plans the search, but no answer
+	// or re-check call is made.
 	before = fake.Calls()
 	out = mustRun(t, "ask", "--json", "社員食堂の今週のランチメニューを教えて")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Flags.InsufficientEvidence || fake.Calls() != before {
-		t.Errorf("refusal made %d LLM calls; flags %+v", fake.Calls()-before, rep.Flags)
+	var planned, answered int
+	for _, r := range fake.Requests()[before:] {
+		if strings.Contains(r.System, "You decompose a question") {
+			planned++
+		} else {
+			answered++
+		}
+	}
+	if !rep.Flags.InsufficientEvidence || planned != 1 || answered != 0 {
+		t.Errorf("refusal made %d planner and %d other LLM calls, want 1 and 0; flags %+v", planned, answered, rep.Flags)
 	}
 	lines := auditLines(t, filepath.Join(ws, "logs"))
 	if len(lines) != 3 {
 		t.Fatalf("%d audit lines, want 3", len(lines))
 	}
-	if tu := lines[0].TokenUsage; tu.PromptTokens != 1600 || tu.TotalTokens != 1700 || lines[0].CostUSD <= 0 {
+	if tu := lines[0].TokenUsage; tu.PromptTokens != 1900 || tu.TotalTokens != 2030 || lines[0].CostUSD <= 0 {
 		t.Errorf("audit line usage %+v cost %v", tu, lines[0].CostUSD)
 	}
 	// No secret reaches the log.

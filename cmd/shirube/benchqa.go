@@ -90,10 +90,15 @@ clarify), its evidence score and the reason it refused.`,
 			var all []bench.QARecord
 			for _, p := range strings.Split(profiles, ",") {
 				p = strings.TrimSpace(p)
-				pc := cfg
-				pc.Profile = p
-				if p == "default" || p == "" {
-					pc.Profile, p = "", "default"
+				pc := cfg // "default": the configured profile (balanced unless set)
+				if p == "" {
+					p = "default"
+				}
+				if p != "default" {
+					pc.Profile = p
+				}
+				if err := pc.Validate(); err != nil {
+					return fmt.Errorf("--profiles %q: %w", p, err)
 				}
 				a, _, err := assembleWith(pc, s, s.Index().Analyzer(), warn, nil, io.Discard)
 				if err != nil {
@@ -123,7 +128,7 @@ clarify), its evidence score and the reason it refused.`,
 	f.StringVar(&qfile, "questions", "", "question set (JSONL, qa-ja-docs layout)")
 	f.StringVar(&dataDir, "data", "", "documents to index before asking")
 	f.StringVar(&indexDir, "index", "", "existing index (or, with --data, where to build it)")
-	f.StringVar(&profiles, "profiles", "default,fast,balanced,deep", "profiles to run: default (one hybrid search), fast, balanced, deep")
+	f.StringVar(&profiles, "profiles", "default,plain,fast,balanced,deep", "profiles to run: default (the configured --profile, balanced unless set), plain (one hybrid search), fast, balanced, deep")
 	f.StringVar(&out, "out", "", "write per-question results to this CSV")
 	for _, name := range []string{"generator", "reader", "reader-model", "provider", "model", "evidence-threshold", "k", "bm25-weight", "fusion"} {
 		settingFlag(f, name)

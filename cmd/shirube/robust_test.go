@@ -154,14 +154,18 @@ func TestConfigMasksURLCredentials(t *testing.T) {
 	}
 }
 
-// TestChatCountsEveryCall: in `chat` a follow-up costs a rewrite call as
-// well as the answer; the audit line counts both (seed 002 §6.1
+// TestChatCountsEveryCall: in `chat` every question costs the default
+// (balanced) profile's facet planner call and the answer, and a follow-up
+// a rewrite call as well; the audit line counts each (seed 002 §6.1
 // token_usage, cost_usd).
 func TestChatCountsEveryCall(t *testing.T) {
 	ws := workspace(t, indexedFixture(t))
 	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
-		if strings.Contains(r.System, "stand-alone search query") {
+		switch {
+		case strings.Contains(r.System, "stand-alone search query"):
 			return llmtest.Reply{Text: "バックアップからの復旧手順の詳細", PromptTokens: 10, CompletionTokens: 5}
+		case strings.Contains(r.System, "You decompose a question"):
+			return llmtest.Reply{Text: `{"route":"direct","facets":[{"type":"intent","text":"バックアップからの復旧手順"}]}`, PromptTokens: 50, CompletionTokens: 10}
 		}
 		return llmtest.Reply{Text: "復旧ポイントを選定する [1]。", PromptTokens: 100, CompletionTokens: 20}
 	})
@@ -171,11 +175,14 @@ func TestChatCountsEveryCall(t *testing.T) {
 		t.Fatalf("chat: %v\n%s", err, errOut)
 	}
 	lines := auditLines(t, filepath.Join(ws, "logs"))
-	if len(lines) != 2 || fake.Calls() != 3 {
-		t.Fatalf("%d audit lines, %d model calls; want 2 and 3", len(lines), fake.Calls())
+	if len(lines) != 2 || fake.Calls() != 5 {
+		t.Fatalf("%d audit lines, %d model calls; want 2 and 5 (planner and answer, then rewrite, planner and answer)", len(lines), fake.Calls())
 	}
-	if got := lines[1].TokenUsage; got.PromptTokens != 110 || got.CompletionTokens != 25 || got.TotalTokens != 135 {
-		t.Errorf("follow-up logged %+v, want the rewrite's 15 tokens and the answer's 120", got)
+	if got := lines[0].TokenUsage; got.PromptTokens != 150 || got.CompletionTokens != 30 || got.TotalTokens != 180 {
+		t.Errorf("first question logged %+v, want the planner's 60 tokens and the answer's 120", got)
+	}
+	if got := lines[1].TokenUsage; got.PromptTokens != 160 || got.CompletionTokens != 35 || got.TotalTokens != 195 {
+		t.Errorf("follow-up logged %+v, want the rewrite's 15 tokens, the planner's 60 and the answer's 120", got)
 	}
 	if lines[1].CostUSD <= lines[0].CostUSD {
 		t.Errorf("follow-up cost %g not above the first question's %g", lines[1].CostUSD, lines[0].CostUSD)

@@ -148,7 +148,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 			return s
 		},
 	}
-	if cfg.Profile != "" {
+	if prof := cfg.AgentProfile(); prof != "" {
 		// The facet planner uses the configured LLM (built like the
 		// answer model, so --llm-timeout applies); offline, or when the
 		// call fails, the offline planner splits the question.
@@ -156,7 +156,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		if model != nil {
 			planner = model
 		}
-		opt.Retrieve = agentRetriever(cfg.Profile, tok, planner, trace)
+		opt.Retrieve = agentRetriever(prof, tok, planner, trace)
 	}
 	return assistant.New(s, gen, logger, opt), model, nil
 }
@@ -180,7 +180,7 @@ func agentRetriever(profile string, tok answer.Tokenizer, planner agent.Complete
 			parts = append(parts, f.Text)
 		}
 		return assistant.Retrieval{Results: res.Evidence, Unknowns: res.Unknowns, Parts: parts, Trace: traceOf(res),
-			Usage: res.PlannerUsage, CostUSD: res.PlannerCostUSD}, nil
+			Usage: res.PlannerUsage, CostUSD: res.PlannerCostUSD, Lead: &res.Lead}, nil
 	}
 }
 

@@ -101,6 +101,9 @@ type Result struct {
 	// cost (zero offline), to be added to the answer's.
 	PlannerUsage   llm.Usage `json:"planner_usage"`
 	PlannerCostUSD float64   `json:"planner_cost_usd"`
+	// Lead is what the plain search of the whole question (the first
+	// search) reported: the fusion weight it used, for the audit log.
+	Lead retrieve.Info `json:"-"`
 }
 
 // Run answers question's retrieval need within the profile's budgets.
@@ -257,7 +260,10 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 			sopt.SkipIDs[id] = true
 		}
 	}
-	results, _, err := r.opt.Searcher.Search(ctx, q, sopt)
+	results, info, err := r.opt.Searcher.Search(ctx, q, sopt)
+	if isLead {
+		r.res.Lead = info
+	}
 	r.res.Calls++
 	r.asked[q] = true
 	r.res.Queries = append(r.res.Queries, q)
@@ -268,8 +274,13 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 	if isLead {
 		r.lead = r.newerFirst(results[:min(len(results), r.leadK)])
 	}
+	unseen := 0 // chunks not retrieved before
 	for _, x := range results {
-		if old, ok := r.pool[x.ChunkID]; !ok || better(x, old) {
+		old, ok := r.pool[x.ChunkID]
+		if !ok {
+			unseen++
+		}
+		if !ok || better(x, old) {
 			r.pool[x.ChunkID] = x
 		}
 	}
@@ -279,7 +290,14 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 			newCount++
 		}
 	}
-	if newCount == 0 {
+	gain := newCount
+	if phase == "facet_sweep" {
+		// The sweep searches for facets still uncovered, whose support
+		// may score below the evidence already kept: any chunk not
+		// retrieved before is new evidence for them (seed 003's novelty).
+		gain = unseen
+	}
+	if gain == 0 {
 		r.streak++
 	} else {
 		r.streak = 0

@@ -108,6 +108,9 @@ var trailers = []string{
 var routeWords = map[string]bool{
 	"それぞれ": true, "違い": true, "比較": true, "vs": true, "全体": true, "一覧": true, "まとめ": true,
 	"まとめる": true, "知りたい": true, "たい": true, "です": true, "ます": true,
+	// The kind of answer asked for (「公衆無線LANの注意点」): a passage
+	// that states the caution answers whether or not it says 注意点.
+	"注意": true, "留意": true, "点": true, "注意点": true, "留意点": true, "注意事項": true, "留意事項": true,
 }
 
 // isRequest reports whether term is a request or route word.

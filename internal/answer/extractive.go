@@ -385,6 +385,17 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 			terms[t] = true
 		}
 	}
+	// bodyHits counts the question's content terms (not request words)
+	// in a section's text.
+	bodyHits := func(ci int) int {
+		n, body := 0, analysis.Normalize(results[ci].Text)
+		for t := range terms {
+			if !analysis.IsRequestWord(t) && analysis.Present(body, t) {
+				n++
+			}
+		}
+		return n
+	}
 	best, bestScore := -1, 0.0
 	for ci, r := range results {
 		own := r.Heading
@@ -410,6 +421,14 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 		switch {
 		case score > bestScore:
 			best, bestScore = ci, score
+		case score == bestScore && best >= 0 && bodyHits(ci) != bodyHits(best):
+			// Headings that name the question equally (「3.1 EDR による
+			// 隔離」 and 「3.2 EDR が使えない場合」 under 「3. 隔離の
+			// 手順」): the section whose text holds more of what is
+			// asked (スイッチ, ポート, shutdown) is the one meant.
+			if bodyHits(ci) > bodyHits(best) {
+				best = ci
+			}
 		case score == bestScore && best >= 0 && r.File == results[best].File && chunkIndex(r.ChunkID) < chunkIndex(results[best].ChunkID):
 			// Sibling sections that name the procedure equally: its
 			// steps begin in the first one.

@@ -353,6 +353,39 @@ func TestExtractiveProcedureSteps(t *testing.T) {
 	}
 }
 
+// TestProcedureSectionByBody: two sections whose headings name the
+// question equally (only 「手順」, through their parent 「3. 隔離の手順」);
+// the steps quoted are those of the section whose text holds what is
+// asked (スイッチ, ポート, shutdown), not the first in the document
+// (issue 22: eval test_010 answered with the EDR steps).
+func TestProcedureSectionByBody(t *testing.T) {
+	const title = "# マルウェア感染端末の隔離手順\n## 3. 隔離の手順\n"
+	results := []retrieve.Result{
+		{ChunkID: "database/runbooks/malware/page_001.md_4", File: "database/runbooks/malware/page_001.md", Source: "runbooks/malware.md", Page: 1,
+			Heading: "マルウェア感染端末の隔離手順 > 3. 隔離の手順 > 3.2 EDR が使えない場合", Score: 1, EvidenceScore: 0.88,
+			Text: title + "### 3.2 EDR が使えない場合\n- 有線接続の端末は、ネットワークスイッチの該当ポートを管理者が shutdown する。\n- 無線接続の端末は、無線 LAN コントローラーで MAC アドレスを遮断する。"},
+		{ChunkID: "database/runbooks/malware/page_001.md_3", File: "database/runbooks/malware/page_001.md", Source: "runbooks/malware.md", Page: 1,
+			Heading: "マルウェア感染端末の隔離手順 > 3. 隔離の手順 > 3.1 EDR によるネットワーク隔離（第一選択）", Score: 0.5, EvidenceScore: 0.12,
+			Text: title + "### 3.1 EDR によるネットワーク隔離（第一選択）\n1. EDR 管理コンソールで感染端末を検索する。\n2. 「ネットワーク封じ込め」を実行して端末を隔離する。"},
+	}
+	gen := NewExtractive(analyser(t), ExtractiveOptions{})
+	a, err := gen.Generate(context.Background(), "感染端末がつながっているスイッチのポートをshutdownする手順は？", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Text, "shutdown") || strings.Contains(a.Text, "封じ込め") {
+		t.Errorf("answer quotes the wrong section:\n%s", a.Text)
+	}
+	// The EDR question still gets the EDR steps.
+	a, err = gen.Generate(context.Background(), "EDRで感染端末を隔離する手順は？", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(a.Text, "封じ込め") {
+		t.Errorf("EDR question:\n%s", a.Text)
+	}
+}
+
 // TestComposeNumberedSteps: numbered steps keep their numbers, and a blank
 // line ends the list before a sentence that is not a step, so that Markdown
 // does not fold the sentence into the last step.

@@ -66,6 +66,9 @@ type Retrieval struct {
 	// agent's LLM planner); they are added to the reply's.
 	Usage   llm.Usage
 	CostUSD float64
+	// Lead, when set, is what the strategy's search of the whole question
+	// reported (the fusion weight it chose), for the audit log.
+	Lead *retrieve.Info
 }
 
 // Trace is seed 003's retrieval trace: the profile, the route, the facets

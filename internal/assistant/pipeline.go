@@ -47,6 +47,11 @@ func (a *Assistant) answer(ctx context.Context, s *retrieve.Searcher, req Reques
 		return err
 	}
 	rep.Decision = a.decide(ctx, ev.searcher, effective, ev.results, ev.best, *sopt)
+	if ev.lead != nil {
+		// The audit log records the weight the strategy's search of the
+		// whole question used, as the plain path's does.
+		sopt.BM25Weight = ev.lead.BM25Weight
+	}
 	if d := rep.Decision; d.Action == ActionPartial {
 		// The supported parts are answered; the others are named.
 		err := a.write(ctx, strings.Join(d.Supported, "、"), ev, history, req.OnDelta, rep)
@@ -71,6 +76,7 @@ type evidence struct {
 	results  []retrieve.Result // best first; beyond K the look-ahead and follow-ups
 	best     float64           // the best evidence score of the top K
 	unknowns []string          // parts of the question a strategy found nothing for
+	lead     *retrieve.Info    // a strategy's search of the whole question, when it reports one
 }
 
 // rewrite is stage 1: the question to search and answer (a follow-up
@@ -153,6 +159,7 @@ func (a *Assistant) retrieve(ctx context.Context, s *retrieve.Searcher, effectiv
 		rep.Trace = got.Trace
 		rep.TokenUsage = addUsage(rep.TokenUsage, got.Usage)
 		rep.CostUSD += got.CostUSD
+		ev.lead = got.Lead
 		ev.best = gate(ctx, s, effective, got, *sopt)
 		if err == nil && wide.K > sopt.K {
 			// The procedure look-ahead: the plain search's further hits

@@ -64,6 +64,13 @@ const (
 	DefaultFileTimeout = 60 * time.Second
 	// DefaultOCRTimeout bounds one page's OCR (ocr.DefaultTimeout).
 	DefaultOCRTimeout = 60 * time.Second
+	// DefaultProfile is seed 003's recommended profile
+	// (agent.DefaultProfile). Issue 22 item 7 measured it against the
+	// plain path on both development sets: at least as good on key fact
+	// and refusals, p95 within 100 ms (docs/BENCHMARKS.md).
+	DefaultProfile = "balanced"
+	// ProfilePlain is one hybrid search per question, no agentic loop.
+	ProfilePlain = "plain"
 )
 
 // Config is the effective configuration of one run.
@@ -99,9 +106,10 @@ type Config struct {
 	MaxHistory     int   // conversation exchanges kept (SHIRUBE_MAX_HISTORY)
 	MaxFileSize    int64 // bytes; larger sources are skipped (SHIRUBE_MAX_FILE_SIZE)
 	MaxTextSize    int64 // bytes of extracted text per file; larger ones are skipped; -1 no limit (SHIRUBE_MAX_TEXT_SIZE, 0 or less: no limit)
-	// Profile selects agentic retrieval (facets, routes, corrective
-	// re-search; seed 003): fast, balanced or deep;
-	// "" means one hybrid search per question (SHIRUBE_PROFILE).
+	// Profile selects the retrieval (SHIRUBE_PROFILE): fast, balanced
+	// (DefaultProfile) or deep run seed 003's agentic loop (facets,
+	// routes, corrective re-search); plain is one hybrid search per
+	// question. "" means DefaultProfile.
 	Profile string
 	// Scope limits every search to these folders or documents (--scope;
 	// retrieve.Options.Scope); empty searches everything.
@@ -197,7 +205,20 @@ func Default() Config {
 		FileTimeout:       DefaultFileTimeout,
 		OCR:               "auto",
 		OCRTimeout:        DefaultOCRTimeout,
+		Profile:           DefaultProfile,
 	}
+}
+
+// AgentProfile is the agentic profile every question runs with, or ""
+// for the plain path (one hybrid search).
+func (c Config) AgentProfile() string {
+	switch c.Profile {
+	case ProfilePlain:
+		return ""
+	case "":
+		return DefaultProfile
+	}
+	return c.Profile
 }
 
 // A Source looks up one variable, like os.LookupEnv.
@@ -317,9 +338,9 @@ func (c Config) Validate() error {
 		}
 	}
 	switch c.Profile {
-	case "", "fast", "balanced", "deep":
+	case "", ProfilePlain, "fast", "balanced", "deep":
 	default:
-		errs = append(errs, fmt.Errorf("profile %q must be fast, balanced or deep", c.Profile))
+		errs = append(errs, fmt.Errorf("profile %q must be plain, fast, balanced or deep", c.Profile))
 	}
 	switch c.Audit {
 	case "jsonl", "postgres", "both":

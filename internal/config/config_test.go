@@ -75,6 +75,34 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestProfileDefault: seed 003's balanced profile is the default (issue 22
+// item 7); plain is the one-search path, reachable by name.
+func TestProfileDefault(t *testing.T) {
+	tests := []struct {
+		env, profile, agent string
+	}{
+		{"", "balanced", "balanced"},
+		{"plain", "plain", ""},
+		{"fast", "fast", "fast"},
+		{"deep", "deep", "deep"},
+	}
+	for _, tt := range tests {
+		c, err := Load(envOf(map[string]string{"SHIRUBE_PROFILE": tt.env}), "")
+		if err != nil {
+			t.Fatalf("SHIRUBE_PROFILE=%q: %v", tt.env, err)
+		}
+		if c.Profile != tt.profile || c.AgentProfile() != tt.agent {
+			t.Errorf("SHIRUBE_PROFILE=%q: profile %q, agent profile %q; want %q and %q", tt.env, c.Profile, c.AgentProfile(), tt.profile, tt.agent)
+		}
+	}
+	if got := (Config{}).AgentProfile(); got != DefaultProfile {
+		t.Errorf("an unset profile runs %q, want %q", got, DefaultProfile)
+	}
+	if _, err := Load(envOf(map[string]string{"SHIRUBE_PROFILE": "thorough"}), ""); err == nil || !strings.Contains(err.Error(), "plain") {
+		t.Errorf("unknown profile: error %v, want the choices named", err)
+	}
+}
+
 func TestGeneratorSelection(t *testing.T) {
 	c := Default()
 	if g := c.EffectiveGenerator(); g != "extractive" {

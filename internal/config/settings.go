@@ -198,7 +198,7 @@ var settings = []Setting{
 	whole("SHIRUBE_MAX_HISTORY", "history", "exchanges of conversation history to keep", func(c *Config) *int { return &c.MaxHistory }),
 	bytesLimit("SHIRUBE_MAX_FILE_SIZE", "", func(c *Config) *int64 { return &c.MaxFileSize }, false),
 	bytesLimit("SHIRUBE_MAX_TEXT_SIZE", fmt.Sprintf(" (default %d; 0 or less: no limit)", DefaultMaxTextSize), func(c *Config) *int64 { return &c.MaxTextSize }, true),
-	word("SHIRUBE_PROFILE", "profile", "agentic retrieval (facets, routes, corrective re-search): fast, balanced or deep; empty = one hybrid search", func(c *Config) *string { return &c.Profile }, "fast", "balanced", "deep"),
+	word("SHIRUBE_PROFILE", "profile", "retrieval: balanced (default), fast or deep run the agentic loop (facets, routes, corrective re-search); plain = one hybrid search", func(c *Config) *string { return &c.Profile }, ProfilePlain, "fast", "balanced", "deep"),
 	word("SHIRUBE_READER", "reader", "the learned reader (trained on JaQuAD): learned (it picks the answer sentences and judges answerability), decide (it only judges answerability) or rules (hand-written relevance and gates only)", func(c *Config) *string { return &c.Reader }, "learned", "decide", "rules"),
 	text("SHIRUBE_READER_MODEL", "reader-model", "reader model file (default: the model shipped in the binary)", func(c *Config) *string { return &c.ReaderModel }),
 	word("SHIRUBE_EMBEDDER", "embedder", "vector leg: local (offline, corpus-fitted) or openai", func(c *Config) *Embedder { return &c.Embedder }, EmbedderLocal, EmbedderOpenAI),

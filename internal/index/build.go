@@ -90,11 +90,15 @@ type Summary struct {
 	Chunks     int
 	Extracted  int // documents read from source this time
 	Reused     int // unchanged documents taken from the previous generation
-	Removed    int // documents whose source disappeared
-	Skipped    []document.Skip
-	Notes      []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
-	Seconds    float64
-	Unchanged  bool // nothing changed: the previous generation was kept
+	// Retimed counts the reused documents whose source was touched (a new
+	// modification time, the same content): their chunks' updated_at is
+	// refreshed in a new generation.
+	Retimed   int
+	Removed   int // documents whose source disappeared
+	Skipped   []document.Skip
+	Notes     []string // per-document warnings ("x.pdf: page 2: no text layer — scanned?")
+	Seconds   float64
+	Unchanged bool // nothing changed: the previous generation was kept
 	// Refit says whether the local embedder was fitted again (always on a
 	// first or full build, and on an incremental one of a corpus of at most
 	// exactRefitChunks chunks; on a larger one only when Drift, the share of
@@ -118,12 +122,89 @@ type Summary struct {
 // new generation records them (buildRecord.Removed), so a crash before
 // they are gone leaves the next build — also with Rebuild — knowing they
 // are stale: it deletes them and never indexes them as database-only
-// pages. A
-// previous generation whose files are damaged is never kept as "nothing
-// changed": it is rebuilt.
+// pages. A previous generation whose files are damaged is never kept as
+// "nothing changed": it is rebuilt.
+//
+// Build reads as its stages, each a method of builder: walk the data
+// folder → open the previous generation → extract (sync, chunk, analyse
+// the changed files; mark the rest for reuse) → gather the documents →
+// keep the previous generation when nothing changed → reuse its chunks
+// beside the fresh ones → compose BM25 → embed → write and switch.
 func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
-	start := time.Now()
-	var sum Summary
+	b, err := newBuilder(opt)
+	if err != nil {
+		return Summary{}, err
+	}
+	unlock, err := b.lock()
+	if err != nil {
+		return b.sum, err
+	}
+	defer unlock()
+	files, err := b.walk(ctx)
+	if err != nil {
+		return b.sum, err
+	}
+	if err := b.previousGeneration(ctx); err != nil {
+		return b.sum, err
+	}
+	parts, err := b.extract(ctx, files)
+	if err != nil {
+		return b.sum, err
+	}
+	kept, docs, err := b.gather(ctx, files, parts)
+	if err != nil {
+		return b.sum, err
+	}
+	stale := stalePages(b.db, b.prev, docs)
+	if kept, err := b.keepPrevious(docs, stale); kept || err != nil {
+		return b.done(), err
+	}
+	chunks, from := b.reuse(kept)
+	lex, added, delta, err := b.composeBM25(from)
+	if err != nil {
+		return b.sum, err
+	}
+	leg, err := b.embed(ctx, chunks, from, lex, added, delta)
+	if err != nil {
+		return b.sum, err
+	}
+	if err := b.write(ctx, chunks, lex, leg, docs, stale); err != nil {
+		return b.sum, err
+	}
+	return b.done(), nil
+}
+
+// builder is one run of Build: its options, what it has done so far
+// (sum) and what it reuses of the previous generation. Each stage of
+// Build is one of its methods, in the order Build calls them.
+type builder struct {
+	opt      BuildOptions
+	start    time.Time
+	sum      Summary
+	warn     func(string)
+	progress func(phase string, done, total int)
+	db       document.Database
+	analyzer *analysis.Analyzer
+
+	// The previous generation: what it recorded (prev, prevMeta), its
+	// folder (prevGen, "" when there is none or nothing is reused),
+	// whether its files are damaged, and itself, opened for reuse (nil
+	// when nothing is reused).
+	prev        previous
+	prevMeta    Meta
+	prevGen     string
+	prevDamaged bool
+	old         *Index
+
+	// fresh collects the fresh parts' terms, in file order, until the
+	// BM25 stage builds it; nfresh counts the chunks analysed (or, after a
+	// refit, embedded) this time.
+	fresh  *bm25.Builder
+	nfresh int
+}
+
+// newBuilder fills in the defaults of opt.
+func newBuilder(opt BuildOptions) (*builder, error) {
 	if opt.Embedder == "" {
 		opt.Embedder = "local"
 	}
@@ -133,79 +214,98 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
-	warn := opt.Warn
-	if warn == nil {
-		warn = func(string) {}
+	b := &builder{opt: opt, start: time.Now(), warn: opt.Warn, progress: opt.Progress,
+		db: document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}}
+	if b.warn == nil {
+		b.warn = func(string) {}
 	}
-	progress := opt.Progress
-	if progress == nil {
-		progress = func(string, int, int) {}
+	if b.progress == nil {
+		b.progress = func(string, int, int) {}
 	}
 	if opt.Embedder == "openai" && opt.Remote == nil {
-		return sum, errors.New("the openai embedder needs BuildOptions.Remote: an OpenAI-compatible embedder (OPENAI_API_KEY), or use the local embedder")
+		return nil, errors.New("the openai embedder needs BuildOptions.Remote: an OpenAI-compatible embedder (OPENAI_API_KEY), or use the local embedder")
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
-		return sum, fmt.Errorf("create index directory: %w", err)
-	}
-	unlock, err := lockDir(opt.Dir)
-	if err != nil {
-		return sum, err
-	}
-	defer unlock()
+	return b, nil
+}
 
-	files, skips, err := document.Walk(ctx, opt.DataDir, document.WalkOptions{
-		MaxFileSize: opt.MaxFileSize,
-		Exclude:     []string{opt.DatabaseDir, opt.Dir},
+// lock creates the index directory and takes its lock: one build at a
+// time.
+func (b *builder) lock() (unlock func(), err error) {
+	if err := os.MkdirAll(b.opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create index directory: %w", err)
+	}
+	return lockDir(b.opt.Dir)
+}
+
+// done is the summary, with the time the build took.
+func (b *builder) done() Summary {
+	b.sum.Seconds = time.Since(b.start).Seconds()
+	return b.sum
+}
+
+// walk is stage 1: the source files of the data folder, those that cannot
+// be used listed as skipped.
+func (b *builder) walk(ctx context.Context) ([]document.File, error) {
+	files, skips, err := document.Walk(ctx, b.opt.DataDir, document.WalkOptions{
+		MaxFileSize: b.opt.MaxFileSize,
+		Exclude:     []string{b.opt.DatabaseDir, b.opt.Dir},
 	})
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
-	sum.Skipped = append(sum.Skipped, skips...)
+	b.sum.Skipped = append(b.sum.Skipped, skips...)
+	return files, nil
+}
 
-	prev, prevMeta, prevGen := loadPrevious(opt, warn)
-	prevDamaged := false
-	if prevGen != "" && !opt.Rebuild {
-		if err := verifyGeneration(prevGen, prevMeta); err != nil {
-			warn(fmt.Sprintf("the live index generation is damaged (%v); rebuilding it", err))
-			prevDamaged = true
+// previousGeneration is stage 2: the previous generation, what it recorded and
+// itself, opened so that reused documents take their chunks, postings
+// and vectors from it as they are, without analysing any text. A damaged
+// one is reported and rebuilt from the sources.
+func (b *builder) previousGeneration(ctx context.Context) error {
+	b.prev, b.prevMeta, b.prevGen = loadPrevious(b.opt, b.warn)
+	if b.prevGen != "" && !b.opt.Rebuild {
+		if err := verifyGeneration(b.prevGen, b.prevMeta); err != nil {
+			b.warn(fmt.Sprintf("the live index generation is damaged (%v); rebuilding it", err))
+			b.prevDamaged = true
 		}
 	}
-	analyzer, err := analysis.New(opt.Analyzer)
+	a, err := analysis.New(b.opt.Analyzer)
 	if err != nil {
-		return sum, fmt.Errorf("analyser: %w", err)
+		return fmt.Errorf("analyser: %w", err)
 	}
-	copt := opt.Chunk
-
-	// The previous generation itself: reused documents take their chunks,
-	// postings and vectors from it as they are, without analysing any text.
-	// A damaged one (already reported) is rebuilt from the sources.
-	var old *Index
-	if len(prev.sources)+len(prev.copies) > 0 {
-		if !prevDamaged {
-			if old, err = openPrevious(ctx, opt, analyzer, prevMeta); err != nil {
-				warn(fmt.Sprintf("previous index not reused: %v", err))
-			}
+	b.analyzer = a
+	if len(b.prev.sources)+len(b.prev.copies) > 0 && !b.prevDamaged {
+		old, err := openPrevious(ctx, b.opt, a, b.prevMeta)
+		if err != nil {
+			b.warn(fmt.Sprintf("previous index not reused: %v", err))
 		}
+		b.old = old
 	}
+	return nil
+}
+
+// extract is stage 3: every file synced into the page database and, when
+// it changed, chunked and analysed, Workers at a time; an unchanged one is
+// marked for reuse. Parts are committed in file order as they complete: a
+// fresh part's terms go into the BM25 builder and are dropped, so the
+// terms of the whole corpus are never held at once. A page database that
+// cannot be written stops the build.
+func (b *builder) extract(ctx context.Context, files []document.File) ([]*part, error) {
+	opt := b.opt
 	reusable := func(sd *storedDoc) *storedDoc {
-		if old == nil {
+		if b.old == nil {
 			return nil // extracted again; prev still says which pages were the sources'
 		}
 		return sd
 	}
-
-	// Extract, chunk and analyse changed files in parallel; reuse the rest.
-	// Parts are committed in file order as they complete: a fresh part's
-	// terms go into the BM25 builder and are dropped, so the terms of the
-	// whole corpus are never held at once.
 	parts := make([]*part, len(files))
 	ready := make([]bool, len(files))
-	fresh := bm25.NewBuilder(bm25.DefaultParams())
+	b.fresh = bm25.NewBuilder(bm25.DefaultParams())
 	next := 0
 	commit := func() {
 		for next < len(files) && ready[next] {
 			if p := parts[next]; p != nil {
-				p.addTerms(fresh)
+				p.addTerms(b.fresh)
 			}
 			next++
 		}
@@ -218,14 +318,13 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var writeErr error // the first page database write failure
-	db := document.Database{Dir: opt.DatabaseDir, Writer: opt.PageWriter, Categorize: opt.Categorize, Warn: opt.Warn}
-	ocrPages := 0 // pages queued for OCR; while there are some, the bar counts them
-	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout,
+	ocrPages := 0      // pages queued for OCR; while there are some, the bar counts them
+	ex := document.NewExtractor(document.Options{HTMLMode: document.HTMLMode(opt.HTMLMode), Warn: b.warn, MaxTextBytes: opt.MaxTextBytes, FileTimeout: opt.FileTimeout,
 		OCR: opt.OCR, OCRMode: opt.OCRMode, OCRWorkers: opt.Workers, OCRPageTimeout: opt.OCRTimeout,
 		OCRProgress: func(d, t int) {
 			mu.Lock()
 			ocrPages = t
-			progress("ocr pages", d, t)
+			b.progress("ocr pages", d, t)
 			mu.Unlock()
 		}})
 	for w := 0; w < opt.Workers; w++ {
@@ -234,7 +333,7 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 			defer wg.Done()
 			for j := range jobs {
 				f := files[j.i]
-				p, skip, werr := prepare(wctx, db, ex, analyzer, copt, f, reusable(prev.sources[f.Rel]))
+				p, skip, werr := prepare(wctx, b.db, ex, b.analyzer, opt.Chunk, f, reusable(b.prev.sources[f.Rel]))
 				mu.Lock()
 				if werr != nil {
 					if writeErr == nil {
@@ -242,20 +341,23 @@ func Build(ctx context.Context, opt BuildOptions) (Summary, error) {
 					}
 					stop() // no point extracting more
 				} else if skip != nil {
-					sum.Skipped = append(sum.Skipped, *skip)
+					b.sum.Skipped = append(b.sum.Skipped, *skip)
 				} else {
 					parts[j.i] = p
 					if p.reused {
-						sum.Reused++
+						b.sum.Reused++
+						if p.retimed {
+							b.sum.Retimed++
+						}
 					} else {
-						sum.Extracted++
+						b.sum.Extracted++
 					}
 				}
 				ready[j.i] = true
 				commit()
 				done++
 				if ocrPages == 0 {
-					progress("extract", done, len(files))
+					b.progress("extract", done, len(files))
 				}
 				mu.Unlock()
 			}
@@ -272,86 +374,103 @@ feed:
 	close(jobs)
 	wg.Wait()
 	if writeErr != nil {
-		return sum, fmt.Errorf("%w — nothing was indexed; the previous index stays in use. Free disk space (or fix the database folder's permissions) and run `shirube index` again", writeErr)
+		return nil, fmt.Errorf("%w — nothing was indexed; the previous index stays in use. Free disk space (or fix the database folder's permissions) and run `shirube index` again", writeErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return sum, err
+		return nil, err
 	}
+	return parts, nil
+}
 
-	// Sources that disappeared are counted now; their page files are
-	// deleted once the new generation is live (removeStale).
+// gather is stage 4: the documents of the new generation — the parts
+// extracted or reused, then the page database's own copies — counted in
+// the summary, with the sources that disappeared (their page files are
+// deleted once the new generation is live: removeStale). A corpus with no
+// document at all is an error that says why.
+func (b *builder) gather(ctx context.Context, files []document.File, parts []*part) ([]*part, []*storedDoc, error) {
 	current := map[string]bool{}
 	for _, f := range files {
 		current[f.Rel] = true
 	}
-	for rel := range prev.sources {
+	for rel := range b.prev.sources {
 		if !current[rel] {
-			sum.Removed++
+			b.sum.Removed++
 		}
 	}
-
 	var kept []*part
 	for _, p := range parts {
 		if p != nil {
 			kept = append(kept, p)
 		}
 	}
-	copies, changed, err := copyPages(ctx, db, copt, analyzer, kept, prev, old != nil, fresh)
+	copies, changed, err := copyPages(ctx, b.db, b.opt.Chunk, b.analyzer, kept, b.prev, b.old != nil, b.fresh)
 	if err != nil {
-		warn(fmt.Sprintf("database-only pages not indexed: %v", err))
+		b.warn(fmt.Sprintf("database-only pages not indexed: %v", err))
 	}
 	kept = append(kept, copies...)
 	if changed {
-		sum.Extracted++ // forces a new generation
+		b.sum.Extracted++ // forces a new generation
 	}
 	docs := make([]*storedDoc, len(kept))
 	for i, p := range kept {
 		docs[i] = p.sd
-		sum.Documents++
-		sum.Pages += len(p.sd.Doc.Pages)
-		sum.Chunks += p.sd.NChunks
+		b.sum.Documents++
+		b.sum.Pages += len(p.sd.Doc.Pages)
+		b.sum.Chunks += p.sd.NChunks
 		for _, n := range p.sd.Doc.Notes {
-			sum.Notes = append(sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
+			b.sum.Notes = append(b.sum.Notes, document.QuotePath(p.sd.Doc.Source)+": "+n)
 		}
 	}
-	if sum.Documents == 0 {
+	if b.sum.Documents == 0 {
 		// Nothing to index: say why, instead of failing later on an
 		// empty corpus (the embedder cannot be fitted on nothing).
-		sum.Seconds = time.Since(start).Seconds()
-		if len(sum.Skipped) > 0 {
-			return sum, fmt.Errorf("%w: all %d files of %s were skipped, each for the reason listed with it — fix or remove them and index again; the previous index, if any, stays in use", ErrNothingIndexed, len(sum.Skipped), opt.DataDir)
+		b.done()
+		if len(b.sum.Skipped) > 0 {
+			return nil, nil, fmt.Errorf("%w: all %d files of %s were skipped, each for the reason listed with it — fix or remove them and index again; the previous index, if any, stays in use", ErrNothingIndexed, len(b.sum.Skipped), b.opt.DataDir)
 		}
-		return sum, fmt.Errorf("%w: %s holds no .pdf, .md, .html or .txt file — put the documents there, or point to their folder", ErrNothingIndexed, opt.DataDir)
+		return nil, nil, fmt.Errorf("%w: %s holds no .pdf, .md, .html or .txt file — put the documents there, or point to their folder", ErrNothingIndexed, b.opt.DataDir)
 	}
-	// The pages of sources this generation no longer has, deleted once it
-	// is live: recorded in it first, so wherever a crash hits, the next
-	// build still knows they are not copies.
-	stale := stalePages(db, prev, docs)
-	if prevGen != "" && !opt.Rebuild && !prevDamaged && sum.Extracted == 0 && sum.Removed == 0 &&
-		prevMeta.Documents == sum.Documents && sameSettings(prevMeta, opt) {
-		// A crash after the last switch may have left its stale pages.
-		if err := removePages(db, stale, opt.crash); err != nil {
-			return sum, err
-		}
-		sum.Unchanged = true
-		sum.Generation = prevMeta.Generation
-		sum.Seconds = time.Since(start).Seconds()
-		return sum, nil
-	}
+	return kept, docs, nil
+}
 
-	// The chunks in a deterministic order, and where each comes from.
-	// Reused chunks share the previous generation's mapped chunks.bin
-	// (old is kept alive until the new generation is written).
-	oldChunk := func(i int) chunk.Chunk { return old.Chunk(i) }
-	if old != nil && old.store != nil {
-		oldChunk = old.store.chunkInPlace
+// keepPrevious is stage 5: when nothing changed — no document read again,
+// touched or removed, the same settings, an undamaged generation — the
+// previous generation stays live (Summary.Unchanged), after deleting the
+// stale pages a crash after the last switch may have left. stale are the
+// pages of sources this generation no longer has.
+func (b *builder) keepPrevious(docs []*storedDoc, stale []string) (bool, error) {
+	if b.prevGen == "" || b.opt.Rebuild || b.prevDamaged || b.sum.Extracted != 0 || b.sum.Removed != 0 || b.sum.Retimed != 0 ||
+		b.prevMeta.Documents != len(docs) || !sameSettings(b.prevMeta, b.opt) {
+		return false, nil
 	}
-	chunks := make([]chunk.Chunk, 0, sum.Chunks)
-	from := make([]int, 0, sum.Chunks) // chunk of the previous generation, or -1 for a fresh one
+	if err := removePages(b.db, stale, b.opt.crash); err != nil {
+		return true, err
+	}
+	b.sum.Unchanged = true
+	b.sum.Generation = b.prevMeta.Generation
+	return true, nil
+}
+
+// reuse is stage 6: the chunks of the new generation in a deterministic
+// order, and where each comes from (from: its index in the previous
+// generation, or -1 for a fresh one). Reused chunks share the previous
+// generation's mapped chunks.bin (b.old stays alive until the new
+// generation is written); a touched source's take its new updated_at.
+func (b *builder) reuse(kept []*part) ([]chunk.Chunk, []int) {
+	oldChunk := func(i int) chunk.Chunk { return b.old.Chunk(i) }
+	if b.old != nil && b.old.store != nil {
+		oldChunk = b.old.store.chunkInPlace
+	}
+	chunks := make([]chunk.Chunk, 0, b.sum.Chunks)
+	from := make([]int, 0, b.sum.Chunks)
 	for _, p := range kept {
 		if p.reused {
 			for k := range p.sd.NChunks {
-				chunks = append(chunks, oldChunk(p.sd.first+k))
+				c := oldChunk(p.sd.first + k)
+				if p.retimed {
+					c.UpdatedAt = updatedAt(p.sd.Doc.ModTime)
+				}
+				chunks = append(chunks, c)
 				from = append(from, p.sd.first+k)
 			}
 			continue
@@ -362,53 +481,70 @@ feed:
 		}
 		p.chunks = nil
 	}
-
-	progress("bm25", 0, 1)
-	added := fresh.Build()
-	fresh = nil
-	// The analysis left much garbage behind; handing it back to the OS now
-	// keeps the peak RSS near the live heap instead of twice it (one
-	// collection, well under a second at 100k chunks). Again before writing.
-	// A build that analysed few chunks (an incremental one after a small
-	// change) has little garbage to hand back, and skips these collections:
-	// each marks the whole live heap.
-	nfresh := 0
 	for _, f := range from {
 		if f < 0 {
-			nfresh++
+			b.nfresh++
 		}
 	}
-	freeMemory := func() {
-		if old == nil || nfresh > len(chunks)/freshShare {
-			debug.FreeOSMemory()
-		}
-	}
-	freeMemory()
-	lex := added
-	var delta bm25.ComposeStats
-	if old != nil {
-		if lex, delta, err = bm25.Compose(old.lex, added, from); err != nil {
-			return sum, fmt.Errorf("update the BM25 index: %w", err)
-		}
-		runtime.KeepAlive(old) // its postings are read in place from its mapping
-	}
-	progress("bm25", 1, 1)
+	return chunks, from
+}
 
-	progress("embed", 0, len(chunks))
-	leg, err := embedGeneration(ctx, opt, old, prevMeta, prev.fit, chunks, from, lex, added, delta)
+// freeMemory hands the garbage of the analysis back to the OS, so that the
+// peak RSS stays near the live heap instead of twice it (one collection,
+// well under a second at 100k chunks). A build that analysed few of its
+// total chunks (an incremental one after a small change) has little
+// garbage to hand back and skips it: each collection marks the whole live
+// heap.
+func (b *builder) freeMemory(total int) {
+	if b.old == nil || b.nfresh > total/freshShare {
+		debug.FreeOSMemory()
+	}
+}
+
+// composeBM25 is stage 7: the BM25 index of the fresh chunks (added),
+// composed with the previous generation's postings, read in place, into
+// the new generation's (lex). delta is what the composition changed.
+func (b *builder) composeBM25(from []int) (lex, added *bm25.Index, delta bm25.ComposeStats, err error) {
+	b.progress("bm25", 0, 1)
+	added = b.fresh.Build()
+	b.fresh = nil
+	b.freeMemory(len(from))
+	lex = added
+	if b.old != nil {
+		if lex, delta, err = bm25.Compose(b.old.lex, added, from); err != nil {
+			return nil, nil, delta, fmt.Errorf("update the BM25 index: %w", err)
+		}
+		runtime.KeepAlive(b.old) // its postings are read in place from its mapping
+	}
+	b.progress("bm25", 1, 1)
+	return lex, added, delta, nil
+}
+
+// embed is stage 8: the vector leg (embedGeneration: the local model
+// fitted again or kept, unchanged chunks keeping their vectors when it
+// is kept).
+func (b *builder) embed(ctx context.Context, chunks []chunk.Chunk, from []int, lex, added *bm25.Index, delta bm25.ComposeStats) (vectorLeg, error) {
+	b.progress("embed", 0, len(chunks))
+	leg, err := embedGeneration(ctx, b.opt, b.old, b.prevMeta, b.prev.fit, chunks, from, lex, added, delta)
 	if err != nil {
-		return sum, err
+		return leg, err
 	}
-	sum.Refit, sum.Drift = leg.refit, leg.drift
-	progress("embed", len(chunks), len(chunks))
+	b.sum.Refit, b.sum.Drift = leg.refit, leg.drift
+	b.progress("embed", len(chunks), len(chunks))
 	if leg.refit {
-		nfresh = len(chunks) // every chunk was embedded again
+		b.nfresh = len(chunks) // every chunk was embedded again
 	}
-	freeMemory()
+	b.freeMemory(len(chunks))
+	return leg, nil
+}
 
-	// Write the new generation.
-	gen := prevMeta.Generation + 1
-	if prevGen == "" {
+// write is stage 9: the new generation written and switched to, then the
+// stale pages deleted (they are recorded in it first, so wherever a crash
+// hits, the next build still knows they are not copies).
+func (b *builder) write(ctx context.Context, chunks []chunk.Chunk, lex *bm25.Index, leg vectorLeg, docs []*storedDoc, stale []string) error {
+	opt := b.opt
+	gen := b.prevMeta.Generation + 1
+	if b.prevGen == "" {
 		gen = nextGeneration(opt.Dir)
 	}
 	meta := Meta{
@@ -417,11 +553,11 @@ feed:
 		BuiltAt:       time.Now(),
 		DataDir:       opt.DataDir,
 		DatabaseDir:   opt.DatabaseDir,
-		Documents:     sum.Documents,
-		Pages:         sum.Pages,
+		Documents:     b.sum.Documents,
+		Pages:         b.sum.Pages,
 		Chunks:        len(chunks),
-		ChunkSize:     copt.Size,
-		ChunkOverlap:  copt.Overlap,
+		ChunkSize:     opt.Chunk.Size,
+		ChunkOverlap:  opt.Chunk.Overlap,
 		Analyzer:      opt.Analyzer,
 		Embedder:      leg.info,
 		HTMLMode:      opt.HTMLMode,
@@ -430,22 +566,22 @@ feed:
 	// A kept local model is the previous generation's embedder.bin as it
 	// is: linked, not encoded and written again.
 	var same map[string]sameFile
-	if old != nil && leg.local != nil && leg.local == old.local {
-		if sum, ok := prevMeta.Files[embedderFile]; ok {
-			same = map[string]sameFile{embedderFile: {path: filepath.Join(prevGen, embedderFile), sum: sum}}
+	if b.old != nil && leg.local != nil && leg.local == b.old.local {
+		if sum, ok := b.prevMeta.Files[embedderFile]; ok {
+			same = map[string]sameFile{embedderFile: {path: filepath.Join(b.prevGen, embedderFile), sum: sum}}
 		}
 	}
 	rec := &buildRecord{Docs: docs, Fit: leg.fit, Removed: stale}
-	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, rec, freeMemory, same, opt.crash); err != nil {
-		return sum, err
+	free := func() { b.freeMemory(len(chunks)) }
+	if err := writeGeneration(ctx, opt.Dir, &meta, chunks, lex, leg.vectors(), leg.local, rec, free, same, opt.crash); err != nil {
+		return err
 	}
-	runtime.KeepAlive(old) // the reused vectors were copied from its mapping
-	if err := removePages(db, stale, opt.crash); err != nil {
-		return sum, err
+	runtime.KeepAlive(b.old) // the reused vectors were copied from its mapping
+	if err := removePages(b.db, stale, opt.crash); err != nil {
+		return err
 	}
-	sum.Generation = gen
-	sum.Seconds = time.Since(start).Seconds()
-	return sum, nil
+	b.sum.Generation = gen
+	return nil
 }
 
 // freshShare: a build whose fresh (analysed and embedded) chunks are at
@@ -460,8 +596,11 @@ const freshShare = 8
 type part struct {
 	sd     *storedDoc
 	reused bool
-	chunks []chunk.Chunk
-	terms  [][]string
+	// retimed: reused, but its source's modification time changed, so its
+	// chunks take the new updated_at.
+	retimed bool
+	chunks  []chunk.Chunk
+	terms   [][]string
 }
 
 // addTerms adds a fresh part's terms to the builder and drops them.
@@ -618,8 +757,10 @@ func loadPrevious(opt BuildOptions, warn func(string)) (previous, Meta, string) 
 // written is an error that stops the build.
 func prepare(ctx context.Context, db document.Database, ex *document.Extractor, a *analysis.Analyzer, copt chunk.Options, f document.File, prev *storedDoc) (*part, *document.Skip, error) {
 	var prevSrc *document.Source
+	var was string // the previous generation's updated_at of the source
 	if prev != nil {
 		prevSrc = &document.Source{Doc: prev.Doc, File: prev.File, Pages: prev.Pages}
+		was = updatedAt(prev.Doc.ModTime)
 	}
 	src, changed, skip, err := db.Sync(ctx, ex, f, prevSrc)
 	if err != nil || skip != nil {
@@ -627,10 +768,10 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 	}
 	if !changed {
 		prev.Doc, prev.File = src.Doc, src.File
-		return &part{sd: prev, reused: true}, nil, nil
+		return &part{sd: prev, reused: true, retimed: updatedAt(src.Doc.ModTime) != was}, nil, nil
 	}
 	p := &part{sd: &storedDoc{Doc: src.Doc, File: f, Pages: src.Pages}}
-	updated := src.Doc.ModTime.Format("2006-01-02T15:04:05")
+	updated := updatedAt(src.Doc.ModTime)
 	texts := make([]string, len(src.Doc.Pages))
 	for i, pg := range src.Doc.Pages {
 		texts[i] = pg.Text
@@ -649,6 +790,10 @@ func prepare(ctx context.Context, db document.Database, ex *document.Extractor, 
 	p.sd.Doc.Pages = pageNumbers(p.sd.Doc.Pages)
 	return p, nil, nil
 }
+
+// updatedAt is a chunk's updated_at: its source's modification time,
+// ISO 8601 without the zone (seed 002: "2024-12-29T13:00:00").
+func updatedAt(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
 
 // add appends chunks to a fresh part with their analysed terms.
 func (p *part) add(a *analysis.Analyzer, cs []chunk.Chunk) {
@@ -707,7 +852,7 @@ func copyPages(ctx context.Context, db document.Database, copt chunk.Options, a 
 		changed = true
 		doc := document.Document{Source: c.ID, Kind: document.Markdown, Pages: []document.Page{{Number: c.Page}}, Hash: c.Hash, ModTime: c.ModTime, Size: c.Size}
 		p := &part{sd: &storedDoc{Doc: doc, Pages: []string{c.ID}, Extra: true}}
-		cs, err := chunk.Page(c.ID, c.ID, c.Page, c.ModTime.Format("2006-01-02T15:04:05"), c.Text, copt)
+		cs, err := chunk.Page(c.ID, c.ID, c.Page, updatedAt(c.ModTime), c.Text, copt)
 		if err != nil {
 			continue
 		}

@@ -368,3 +368,71 @@ func TestExtraPageFindableByFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestTouchRefreshesUpdatedAt: a source whose modification time changes
+// but whose content does not keeps its chunks (no re-chunking, no
+// re-embedding) but their updated_at follows the new time, in a new
+// generation (issue 22: it kept the old time); the others keep theirs, and
+// the next build without a change keeps the generation.
+func TestTouchRefreshesUpdatedAt(t *testing.T) {
+	root := t.TempDir()
+	opt := testOptions(root)
+	writeCorpus(t, opt.DataDir, 3)
+	ctx := context.Background()
+	sum, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	updated := func() map[string]string {
+		t.Helper()
+		ix, err := Open(ctx, opt.Dir, OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for i := range ix.Len() {
+			c := ix.Chunk(i)
+			m[c.ID] = c.UpdatedAt
+		}
+		return m
+	}
+	before := updated()
+	touched := filepath.Join(opt.DataDir, "team1", "doc001.md")
+	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.Local)
+	if err := os.Chtimes(touched, when, when); err != nil {
+		t.Fatal(err)
+	}
+	sum2, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum2.Unchanged || sum2.Generation != sum.Generation+1 || sum2.Extracted != 0 || sum2.Reused != 3 || sum2.Retimed != 1 {
+		t.Fatalf("build after touching one source: %+v, want a new generation with 3 reused, 1 retimed", sum2)
+	}
+	after := updated()
+	if len(after) != len(before) {
+		t.Fatalf("%d chunks, want %d", len(after), len(before))
+	}
+	n := 0
+	for id, u := range after {
+		switch {
+		case strings.Contains(id, "doc001"):
+			n++
+			if u != "2030-01-02T03:04:05" {
+				t.Errorf("%s: updated_at %q, want 2030-01-02T03:04:05", id, u)
+			}
+		case u != before[id]:
+			t.Errorf("%s: updated_at %q changed from %q, its source was not touched", id, u, before[id])
+		}
+	}
+	if n == 0 {
+		t.Fatal("no chunk of the touched source")
+	}
+	sum3, err := Build(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum3.Unchanged || sum3.Retimed != 0 || sum3.Generation != sum2.Generation {
+		t.Errorf("build with nothing changed: %+v, want the generation kept", sum3)
+	}
+}
