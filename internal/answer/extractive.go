@@ -1218,6 +1218,28 @@ func chunkIndex(id string) int {
 	return n
 }
 
+// valueNouns are nouns that ask for a value (保管期間 asks for a
+// duration): the answer states them with a value of that kind (1年間),
+// rarely with the noun itself.
+var valueNouns = map[string]analysis.AnswerKind{
+	"期間": analysis.KindDate, "期限": analysis.KindDate, "時期": analysis.KindDate, "日時": analysis.KindDate, "日程": analysis.KindDate,
+	"金額": analysis.KindQuantity, "件数": analysis.KindQuantity, "人数": analysis.KindQuantity, "回数": analysis.KindQuantity,
+	"頻度": analysis.KindQuantity, "日数": analysis.KindQuantity, "年数": analysis.KindQuantity, "時間": analysis.KindQuantity,
+	"上限": analysis.KindQuantity, "割合": analysis.KindQuantity, "料金": analysis.KindQuantity, "費用": analysis.KindQuantity,
+}
+
+// answersValueNoun reports whether m, a missing piece of the question, is
+// a value noun (or ends with one) that the normalised answer states a
+// value of.
+func answersValueNoun(m, answer string) bool {
+	for noun, kind := range valueNouns {
+		if strings.HasSuffix(m, noun) && (analysis.AnswerType{Kind: kind}).Satisfied(answer) {
+			return true
+		}
+	}
+	return false
+}
+
 // unknownsLine reports the query's content terms that covered lacks, as one
 // line worded in the query's language; nil when everything is covered. A
 // missing piece that answer contains word for word is not reported: it is
@@ -1242,7 +1264,9 @@ func unknownsLine(query string, qterms []string, covered map[string]bool, answer
 	})
 	answer = analysis.Normalize(answer)
 	missing = slices.DeleteFunc(missing, func(m string) bool {
-		return strings.Contains(answer, strings.ToLower(m)) || analysis.IsRequestWord(analysis.Normalize(m))
+		// One character (点 of 注意点) names nothing a reader could look for.
+		return utf8.RuneCountInString(m) < 2 || strings.Contains(answer, strings.ToLower(m)) || analysis.IsRequestWord(analysis.Normalize(m)) ||
+			answersValueNoun(m, answer)
 	})
 	if len(missing) == 0 {
 		return nil

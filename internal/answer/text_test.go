@@ -86,6 +86,9 @@ func TestUnknownsLine(t *testing.T) {
 		{"inner bigram of covered words not reported", "保管期間", "保管する期間", nil},
 		{"two gaps", "VPNの設定方法と申請窓口", "申請はVPN担当へ。", []string{"根拠文書に記載がない点: 設定方法, 窓口"}},
 		{"question words are not content", "どこで何をいつ？", "", nil},
+		{"a value noun answered by a value", "ログの保管期間と接続の上限は？", "ログは1年間保管する。接続は最長12時間。", nil},
+		{"a value noun with no value", "ログの保管期間は？", "ログは保管する。", []string{"根拠文書に記載がない点: 期間"}},
+		{"one character is no phrase", "公衆無線LANの注意点", "公衆無線LANの注意。", nil},
 		{"piece found verbatim in the answer", "監査ログは何年保管する？", "監査ログは1年間保管する。", nil},
 		{"english", "How long are audit logs retained and encrypted?", "Audit logs are retained for one year.", []string{"Not stated in the evidence: encrypted"}},
 	}
