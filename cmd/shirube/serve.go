@@ -122,6 +122,7 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		TrustProxy:    cfg.TrustProxy,
 		MaxConcurrent: cfg.MaxConcurrent,
 		DataDir:       cfg.DataDir,
+		DatabaseDir:   cfg.DatabaseDir,
 		DataDirs:      cfg.DataAllow,
 		Logger:        logger,
 	}

@@ -72,8 +72,12 @@ func TestAskJSON(t *testing.T) {
 				if !strings.Contains(rep.HTML, "<summary>"+template.HTMLEscapeString(c.Summary())+"</summary>") {
 					t.Errorf("citation summary %q missing", c.Summary())
 				}
-				if !strings.HasPrefix(c.Summary(), "引用元: "+c.File+" > ") || !strings.Contains(c.Summary(), "(スコア: ") {
+				if !strings.HasPrefix(c.Summary(), "引用元: "+c.Label) || !strings.Contains(c.Summary(), "(スコア: ") {
 					t.Errorf("summary %q not in seed 002 §4.5 form", c.Summary())
+				}
+				if c.ChunkID == "" || c.Title == "" || c.Label != fmt.Sprintf("%s p.%d", c.Title, c.Page) || strings.Contains(c.Label, "database/") ||
+					c.SourceURL == "" || c.FileURL == "" {
+					t.Errorf("citation not openable by title and page: %+v", c)
 				}
 				if r := []rune(c.Excerpt); len(r) > answer.MaxExcerptRunes {
 					t.Errorf("excerpt of %d runes", len(r))

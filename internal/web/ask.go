@@ -169,7 +169,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 			writeRequestError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.askResponse(sess, q, rep))
+		writeJSON(w, http.StatusOK, s.askResponse(r.Context(), sess, q, rep))
 		return
 	}
 
@@ -199,17 +199,14 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		sse.event("error", apiError{Error: err.Error(), Code: code})
 		return
 	}
-	sse.event("done", s.askResponse(sess, q, rep))
+	sse.event("done", s.askResponse(r.Context(), sess, q, rep))
 }
 
 // askResponse renders rep and records the exchange in the session.
-func (s *Server) askResponse(sess *session, q string, rep assistant.Reply) AskResponse {
-	html := s.page.renderAnswer(rep)
+func (s *Server) askResponse(ctx context.Context, sess *session, q string, rep assistant.Reply) AskResponse {
+	cs := s.citations(ctx, rep)
+	html := s.page.renderAnswer(rep, cs)
 	sess.add(exchange{Question: q, HTML: html})
-	cs := []Citation{}
-	if !rep.Refused() {
-		cs = citations(rep.Evidence)
-	}
 	return AskResponse{Reply: rep, Citations: cs, HTML: string(html), SessionID: sess.id}
 }
 

@@ -50,9 +50,9 @@ func newPageRenderer() (*pageRenderer, error) {
 
 // renderAnswer returns the sanitised HTML of a reply: banner, Markdown
 // body, citations as <details>, unknowns.
-func (p *pageRenderer) renderAnswer(rep assistant.Reply) template.HTML {
+func (p *pageRenderer) renderAnswer(rep assistant.Reply, cs []Citation) template.HTML {
 	var buf bytes.Buffer
-	if err := p.answer.Execute(&buf, p.md.view(rep)); err != nil {
+	if err := p.answer.Execute(&buf, p.md.view(rep, cs)); err != nil {
 		return template.HTML("<p>" + template.HTMLEscapeString(rep.Answer) + "</p>")
 	}
 	return template.HTML(buf.String()) // #nosec: template output, body sanitised
@@ -154,4 +154,36 @@ func staticHandler() http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// errorPage is the Japanese HTML page of an error on a page route.
+var errorPageTmpl = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="ja"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} — shirube</title><link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/static/style.css"></head>
+<body class="error-page"><main class="error-view"><h1>{{.Title}}</h1><p>{{.Message}}</p><p><a href="/">チャットに戻る</a></p></main></body></html>
+`))
+
+// errorTitles names the statuses an error page may show.
+var errorTitles = map[int]string{
+	http.StatusBadRequest:          "リクエストが正しくありません",
+	http.StatusUnauthorized:        "ログインが必要です",
+	http.StatusForbidden:           "このリクエストは受け付けられません",
+	http.StatusNotFound:            "ページが見つかりません",
+	http.StatusMethodNotAllowed:    "この操作はできません",
+	http.StatusServiceUnavailable:  "ただいま利用できません",
+	http.StatusInternalServerError: "サーバーでエラーが起きました",
+}
+
+// errorPage writes a Japanese HTML error page.
+func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
+	title := errorTitles[status]
+	if title == "" {
+		title = fmt.Sprintf("エラー（%d）", status)
+	}
+	var buf bytes.Buffer
+	_ = errorPageTmpl.Execute(&buf, struct{ Title, Message string }{title, msg})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
 }

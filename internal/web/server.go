@@ -46,6 +46,7 @@ import (
 const (
 	DefaultAddr             = "127.0.0.1:8080"
 	DefaultDataDir          = "./data"
+	DefaultDatabaseDir      = "./database"
 	DefaultMaxBodyBytes     = 64 << 10
 	DefaultMaxQuestionRunes = assistant.MaxQuestionRunes // the command line's limit too
 	DefaultAskTimeout       = 3 * time.Minute
@@ -113,6 +114,9 @@ type Options struct {
 	// read, whatever a client asks.
 	DataDir  string
 	DataDirs []string
+	// DatabaseDir is the page database the index was built from (default
+	// ./database): the source viewer renders its pages.
+	DatabaseDir string
 
 	MaxBodyBytes     int64         // request body limit (default 64 KiB)
 	MaxQuestionRunes int           // question length limit (default 2,000)
@@ -145,6 +149,7 @@ type Server struct {
 	// admission bounds the searches and answers running at once.
 	admission *admission
 	page      *pageRenderer
+	catalogs  catalogs    // what the served index holds (sources, titles)
 	logins    *loginStore // browsers logged in with the token
 	throttle  *throttle   // clients that got the token wrong
 	now       func() time.Time
@@ -170,6 +175,9 @@ func New(opt Options) (*Server, error) {
 	}
 	if opt.DataDir == "" {
 		opt.DataDir = DefaultDataDir
+	}
+	if opt.DatabaseDir == "" {
+		opt.DatabaseDir = DefaultDatabaseDir
 	}
 	if opt.MaxBodyBytes <= 0 {
 		opt.MaxBodyBytes = DefaultMaxBodyBytes
@@ -331,6 +339,9 @@ func (s *Server) routes() {
 	s.handle("POST /api/ask", "ask", s.authAPI(s.admit(s.handleAsk)))
 	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
 	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
+	s.handle("GET /api/source/{id...}", "source", s.authAPI(http.HandlerFunc(s.handleAPISource)))
+	s.handle("GET /source/{id...}", "source_page", s.authPage(http.HandlerFunc(s.handleSourcePage)))
+	s.handle("GET /files/{path...}", "files", s.authAPI(http.HandlerFunc(s.handleFile)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
 	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
