@@ -119,6 +119,8 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		MaxHistory:    cfg.MaxHistory,
 		Addr:          addr,
 		Token:         cfg.Token,
+		AdminToken:    cfg.AdminToken,
+		StateDir:      cfg.LogsDir,
 		TrustProxy:    cfg.TrustProxy,
 		MaxConcurrent: cfg.MaxConcurrent,
 		DataDir:       cfg.DataDir,

@@ -246,6 +246,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		sopt = req.Search
 	}
 	err = a.answer(ctx, req, &sopt, &rep)
+	rep.Search = &SearchUsed{K: sopt.K, BM25Weight: roundW(sopt.BM25Weight), VectorWeight: roundW(1 - sopt.BM25Weight), AutoWeight: sopt.AutoWeight}
 	elapsed := a.opt.Now().Sub(start)
 	rep.ProcessingTimeSec = roundSec(elapsed)
 	if err != nil {

@@ -144,7 +144,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		ProcedureLookahead: lookahead,
 		Retrieve:           fo.retriever,
 	})
-	opt := Options{Assistant: asst, Tokenizer: a, DataDir: demoData, DatabaseDir: fixtureDatabase()}
+	opt := Options{Assistant: asst, Tokenizer: a, DataDir: demoData, DatabaseDir: fixtureDatabase(), StateDir: logs}
 	if fo.configure != nil {
 		fo.configure(&opt)
 	}

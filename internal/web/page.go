@@ -73,6 +73,10 @@ type pageData struct {
 	CanRebuild  bool
 	Status      StatusResponse
 	History     []exchange
+	// Role is "admin" or "user": only an administrator is shown (and may
+	// send) the retrieval settings.
+	Role    string
+	IsAdmin bool
 }
 
 // handlePage renders the chat page with the session's last exchanges.
@@ -102,7 +106,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		CanRebuild:  s.opt.Rebuild != nil,
 		Status:      st,
 		History:     hist,
+		Role:        s.role(r),
 	}
+	data.IsAdmin = data.Role == RoleAdmin
 	var buf bytes.Buffer
 	if err := s.page.page.Execute(&buf, data); err != nil {
 		http.Error(w, "ページを表示できません: "+err.Error(), http.StatusInternalServerError)

@@ -123,6 +123,10 @@ func sameDir(a, b string) bool {
 // queries keep being answered from the old index until the new one is
 // swapped in.
 func (s *Server) handleRebuild(w http.ResponseWriter, r *http.Request) {
+	if s.role(r) != RoleAdmin {
+		writeError(w, http.StatusForbidden, "admin_only", "インデックスの再構築は管理者だけができます — 管理者用トークン（SHIRUBE_ADMIN_TOKEN）でログインしてください")
+		return
+	}
 	if s.opt.Rebuild == nil {
 		writeError(w, http.StatusNotImplemented, "rebuild_disabled", "このサーバーではインデックスの再構築は無効です — `shirube index` を実行してください")
 		return

@@ -33,12 +33,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/feedback"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -47,6 +49,7 @@ const (
 	DefaultAddr             = "127.0.0.1:8080"
 	DefaultDataDir          = "./data"
 	DefaultDatabaseDir      = "./database"
+	DefaultStateDir         = "./logs"
 	DefaultMaxBodyBytes     = 64 << 10
 	DefaultMaxQuestionRunes = assistant.MaxQuestionRunes // the command line's limit too
 	DefaultAskTimeout       = 3 * time.Minute
@@ -102,6 +105,11 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// the API and entered once on /login for the page.
 	Token string
+	// AdminToken, when set, is the administrator's token: only requests
+	// bearing it (or browsers logged in with it) see and send retrieval
+	// settings (k, BM25 weight, scope); the server ignores them from
+	// everyone else. Unset, everyone is an administrator.
+	AdminToken string
 	// TrustProxy believes X-Forwarded-For from a loopback peer (a reverse
 	// proxy on this machine) when naming the client for the login
 	// throttle. Off (the default), the peer's address is the client:
@@ -114,6 +122,10 @@ type Options struct {
 	// read, whatever a client asks.
 	DataDir  string
 	DataDirs []string
+	// StateDir is where the server keeps what people make: conversations
+	// (StateDir/conversations/) and ratings (StateDir/feedback.jsonl).
+	// shirube serve uses the audit log folder. Default ./logs.
+	StateDir string
 	// DatabaseDir is the page database the index was built from (default
 	// ./database): the source viewer renders its pages.
 	DatabaseDir string
@@ -149,10 +161,15 @@ type Server struct {
 	// admission bounds the searches and answers running at once.
 	admission *admission
 	page      *pageRenderer
-	catalogs  catalogs    // what the served index holds (sources, titles)
+	catalogs  catalogs // what the served index holds (sources, titles)
+	convs     *convStore
+	answers   *recentAnswers
+	feedback  *feedback.Log
 	logins    *loginStore // browsers logged in with the token
-	throttle  *throttle   // clients that got the token wrong
-	now       func() time.Time
+	// adminLogins are browsers logged in with the admin token.
+	adminLogins *loginStore
+	throttle    *throttle // clients that got the token wrong
+	now         func() time.Time
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -173,8 +190,17 @@ func New(opt Options) (*Server, error) {
 	if err := CheckToken(opt.Token); err != nil {
 		return nil, err
 	}
+	if err := CheckToken(opt.AdminToken); err != nil {
+		return nil, fmt.Errorf("SHIRUBE_ADMIN_TOKEN: %w", err)
+	}
+	if opt.AdminToken != "" && opt.AdminToken == opt.Token {
+		return nil, errors.New("SHIRUBE_ADMIN_TOKEN must differ from SHIRUBE_TOKEN: whoever has the team's token would otherwise be an administrator")
+	}
 	if opt.DataDir == "" {
 		opt.DataDir = DefaultDataDir
+	}
+	if opt.StateDir == "" {
+		opt.StateDir = DefaultStateDir
 	}
 	if opt.DatabaseDir == "" {
 		opt.DatabaseDir = DefaultDatabaseDir
@@ -203,19 +229,23 @@ func New(opt Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		opt:     opt,
-		asst:    opt.Assistant,
-		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
-		page:    page,
-		logins:  newLoginStore(DefaultLoginTTL),
-		now:     time.Now,
-		baseCtx: ctx,
-		cancel:  cancel,
+		opt:         opt,
+		asst:        opt.Assistant,
+		mux:         http.NewServeMux(),
+		metrics:     newMetrics(),
+		page:        page,
+		logins:      newLoginStore(DefaultLoginTTL),
+		adminLogins: newLoginStore(DefaultLoginTTL),
+		now:         time.Now,
+		baseCtx:     ctx,
+		cancel:      cancel,
 	}
 	s.sessions = newSessionStore(opt.MaxSessions, DefaultSessionIdle, func() *answer.Session {
 		return answer.NewSession(answer.SessionOptions{MaxExchanges: opt.MaxHistory, Tokenizer: opt.Tokenizer, Rewriter: opt.Rewriter})
 	})
+	s.convs = &convStore{dir: filepath.Join(opt.StateDir, "conversations"), now: func() time.Time { return s.now() }}
+	s.answers = newRecentAnswers(1000, 24*time.Hour)
+	s.feedback = feedback.Open(opt.StateDir)
 	s.throttle = newThrottle(func() time.Time { return s.now() })
 	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
 	s.admission = newAdmission(opt.MaxConcurrent, opt.QueueWait)
@@ -339,6 +369,15 @@ func (s *Server) routes() {
 	s.handle("POST /api/ask", "ask", s.authAPI(s.admit(s.handleAsk)))
 	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
 	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
+	s.handle("GET /api/me", "me", s.authAPI(http.HandlerFunc(s.handleMe)))
+	s.handle("GET /api/corpus", "corpus", s.authAPI(http.HandlerFunc(s.handleCorpus)))
+	s.handle("POST /api/feedback", "feedback", s.authAPI(http.HandlerFunc(s.handleFeedback)))
+	s.handle("GET /api/conversations", "conversations", s.authAPI(http.HandlerFunc(s.handleConvList)))
+	s.handle("POST /api/conversations", "conversations", s.authAPI(http.HandlerFunc(s.handleConvCreate)))
+	s.handle("GET /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvGet)))
+	s.handle("PATCH /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvRename)))
+	s.handle("DELETE /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvDelete)))
+	s.handle("POST /api/conversations/{id}/exchanges/{xid}/version", "conversation", s.authAPI(http.HandlerFunc(s.handleConvVersion)))
 	s.handle("GET /api/source/{id...}", "source", s.authAPI(http.HandlerFunc(s.handleAPISource)))
 	s.handle("GET /source/{id...}", "source_page", s.authPage(http.HandlerFunc(s.handleSourcePage)))
 	s.handle("GET /files/{path...}", "files", s.authAPI(http.HandlerFunc(s.handleFile)))
