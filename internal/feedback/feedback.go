@@ -251,21 +251,24 @@ func shortID(r Record) string {
 	return id
 }
 
-// firstSentence is the first sentence of an answer's body: the banner,
-// notices, Markdown markers and citation numbers removed; "" when it is
-// shorter than 8 characters.
+// firstSentence is the first sentence of an answer's body as the answer
+// writes it (so that should_not_contain finds it): banner and notices
+// skipped, a list marker in front removed, cut at the first citation
+// marker or sentence end; "" when no line gives 8 characters.
 func firstSentence(answer string) string {
 	for _, line := range strings.Split(answer, "\n") {
 		t := strings.TrimSpace(line)
 		if t == "" || t == guard.Banner || strings.HasPrefix(t, "⚠️") {
 			continue
 		}
-		t = strings.TrimLeft(t, "#*->0123456789.) 　")
-		t = citationRE.ReplaceAllString(t, "")
+		t = strings.TrimSpace(listMarker.ReplaceAllString(t, ""))
+		if loc := citationRE.FindStringIndex(t); loc != nil {
+			t = t[:loc[0]]
+		}
 		if i := strings.IndexAny(t, "。！？"); i >= 0 {
 			t = t[:i+len("。")]
 		}
-		t = strings.TrimSpace(strings.NewReplacer("**", "", "`", "").Replace(t))
+		t = strings.TrimSpace(t)
 		if utf8.RuneCountInString(t) < 8 {
 			continue
 		}
@@ -274,10 +277,48 @@ func firstSentence(answer string) string {
 	return ""
 }
 
+// listMarker is a Markdown list or heading marker at the start of a line.
+var listMarker = regexp.MustCompile(`^(?:[-*+]|#{1,6}|\d{1,3}[.)])\s+`)
+
 // citationRE matches citation markers: [1], [1][2], ［1］.
 var citationRE = regexp.MustCompile(`\s?[\[［]\s*\d{1,4}(?:\s*[,、，]\s*\d{1,4})*\s*[\]］]`)
 
 // Sort orders records by time (export order).
 func Sort(recs []Record) {
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].Timestamp.Before(recs[j].Timestamp) })
+}
+
+// Export reads the feedback of the log folder dir and writes its 👎 as an
+// evaluation dataset to out (replacing it atomically). It returns the
+// number of cases written and of unreadable lines skipped.
+func Export(dir, out string, now time.Time) (cases, skipped int, err error) {
+	recs, skipped, err := Read(filepath.Join(dir, FileName))
+	if err != nil {
+		return 0, skipped, err
+	}
+	Sort(recs)
+	ds := Dataset(recs, now)
+	b, err := json.MarshalIndent(ds, "", "  ")
+	if err != nil {
+		return 0, skipped, fmt.Errorf("encode the dataset: %w", err)
+	}
+	b = append(b, '\n')
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".feedback-*.json")
+	if err != nil {
+		return 0, skipped, fmt.Errorf("write %s: %w", out, err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return 0, skipped, fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return 0, skipped, fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		os.Remove(tmp.Name())
+		return 0, skipped, fmt.Errorf("write %s: %w", out, err)
+	}
+	return len(ds.Cases), skipped, nil
 }
