@@ -296,7 +296,7 @@ var headingNumber = regexp.MustCompile(`^(?:第[0-9０-９一二三四五六七�
 // examples returns 4–6 questions made from the corpus's headings: one per
 // document first (in index order), then further ones, the same for the
 // same index.
-func (c *catalog) examples() []string {
+func (c *catalog) examples(title func(*docInfo) string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for round := 0; round < 3 && len(out) < maxExamples; round++ {
@@ -304,11 +304,19 @@ func (c *catalog) examples() []string {
 			if len(out) >= maxExamples {
 				break
 			}
-			cands := exampleHeadings(c.docs[dir].headings)
+			d := c.docs[dir]
+			cands := exampleHeadings(d.headings)
 			if round < len(cands) {
-				q := cands[round] + "について教えてください"
-				if strings.HasSuffix(cands[round], "手順") || strings.HasSuffix(cands[round], "方法") {
-					q = cands[round] + "を教えてください"
+				h := cands[round]
+				if utf8.RuneCountInString(h) < 8 {
+					// 利用条件 alone says little: whose?
+					if t := strings.TrimSpace(strings.Split(title(d), "|")[0]); t != "" && !strings.Contains(h, t) && utf8.RuneCountInString(t) <= 20 {
+						h = t + "の" + h
+					}
+				}
+				q := h + "について教えてください"
+				if strings.HasSuffix(h, "手順") || strings.HasSuffix(h, "方法") {
+					q = h + "を教えてください"
 				}
 				if !seen[q] {
 					seen[q] = true
@@ -328,12 +336,16 @@ func (c *catalog) examples() []string {
 
 // exampleHeadings picks a document's headings worth asking about: the
 // deepest part of each heading path, numbering removed, 4–30 characters,
-// not a generic section.
+// not a generic section; sections before whole-document titles.
 func exampleHeadings(paths []string) []string {
-	var out []string
+	var deep, top []string
 	seen := map[string]bool{}
 	for _, p := range paths {
 		parts := strings.Split(p, " > ")
+		out := &deep
+		if len(parts) == 1 {
+			out = &top // a document's title: asked about last
+		}
 		h := strings.TrimSpace(headingNumber.ReplaceAllString(strings.TrimSpace(parts[len(parts)-1]), ""))
 		h = strings.Trim(h, " 　:：")
 		n := utf8.RuneCountInString(h)
@@ -341,14 +353,20 @@ func exampleHeadings(paths []string) []string {
 			continue
 		}
 		seen[h] = true
-		out = append(out, h)
+		*out = append(*out, h)
 	}
-	return out
+	return append(deep, top...)
 }
 
 func generic(h string) bool {
 	for _, g := range genericHeadings {
 		if h == g {
+			return true
+		}
+	}
+	// 目的と適用範囲, 目的と前提, 改訂履歴（2024年）…
+	for _, p := range []string{"目的", "適用範囲", "改訂", "変更履歴", "概要", "はじめに"} {
+		if strings.HasPrefix(h, p) {
 			return true
 		}
 	}

@@ -28,7 +28,7 @@ func (s *Server) handleCorpus(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, CorpusResponse{
 		Documents: cat.documents(), Pages: cat.pages, Chunks: cat.store.Len(),
-		UpdatedAt: upd, Examples: cat.examples(),
+		UpdatedAt: upd, Examples: cat.examples(func(d *docInfo) string { return d.titleOf(s.opt.DataDir, s.opt.DatabaseDir) }),
 	})
 }
 
