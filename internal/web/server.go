@@ -251,6 +251,7 @@ func New(opt Options) (*Server, error) {
 	s.admission = newAdmission(opt.MaxConcurrent, opt.QueueWait)
 	s.routes()
 	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
 	var h http.Handler = csrf.Handler(s.mux)
 	if opt.Token == "" {
 		h = loopbackHostOnly(h)
@@ -383,9 +384,8 @@ func (s *Server) routes() {
 	s.handle("GET /files/{path...}", "files", s.authAPI(http.HandlerFunc(s.handleFile)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
 	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "ページが見つかりません: "+r.URL.Path)
-	})
+	s.handle("GET /favicon.ico", "favicon", http.HandlerFunc(s.handleFavicon))
+	s.mux.HandleFunc("/", s.handleNotFound)
 }
 
 // handle registers h under pattern, recording requests under route.
