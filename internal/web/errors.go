@@ -13,7 +13,7 @@ import (
 // apiPath reports whether a path is answered in JSON (programs) rather
 // than with an HTML page (people).
 func apiPath(p string) bool {
-	for _, pre := range []string{"/api/", "/v1/", "/files/", "/metrics", "/healthz"} {
+	for _, pre := range []string{"/api/", "/v1/", "/files/", "/page-image/", "/metrics", "/healthz"} {
 		if strings.HasPrefix(p, pre) {
 			return true
 		}

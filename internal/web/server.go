@@ -381,6 +381,7 @@ func (s *Server) routes() {
 	s.handle("POST /api/conversations/{id}/exchanges/{xid}/version", "conversation", s.authAPI(http.HandlerFunc(s.handleConvVersion)))
 	s.handle("GET /api/source/{id...}", "source", s.authAPI(http.HandlerFunc(s.handleAPISource)))
 	s.handle("GET /source/{id...}", "source_page", s.authPage(http.HandlerFunc(s.handleSourcePage)))
+	s.handle("GET /page-image/{path...}", "page_image", s.authAPI(http.HandlerFunc(s.handlePageImage)))
 	s.handle("GET /files/{path...}", "files", s.authAPI(http.HandlerFunc(s.handleFile)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
 	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))

@@ -3,15 +3,21 @@ package web
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/yuin/goldmark/ast"
@@ -21,6 +27,7 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/proc"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -34,6 +41,8 @@ type SourceResponse struct {
 	Heading string `json:"heading"`
 	HTML    string `json:"html"`
 	FileURL string `json:"file_url"`
+	// ImageURL is the PDF page as an image ("" for other files).
+	ImageURL string `json:"image_url"`
 }
 
 // escapePath URL-escapes each segment of a slash-separated path.
@@ -207,7 +216,7 @@ func (s *Server) source(ctx context.Context, id string) (SourceResponse, error) 
 	return SourceResponse{
 		ChunkID: ch.ID, Title: title, Page: ch.Page, Label: label(title, ch.Page), Path: ch.Source,
 		Heading: ch.Heading, HTML: string(s.page.md.renderMarked(string(page), ch.Text)),
-		FileURL: s.fileURL(cat, ch.Source, ch.Page),
+		FileURL: s.fileURL(cat, ch.Source, ch.Page), ImageURL: s.pageImageURL(cat, ch.Source, ch.Page),
 	}, nil
 }
 
@@ -316,7 +325,8 @@ var sourcePage = template.Must(template.New("source").Parse(`<!doctype html>
 <body class="source-page"><main class="source-view">
 <header class="source-head"><h1 class="source-title">{{.Title}}</h1>
 <p class="source-meta">{{if .Page}}p.{{.Page}}{{end}}{{if .Heading}} — {{.Heading}}{{end}}{{if .FileURL}} · <a href="{{.FileURL}}" target="_blank" rel="noopener">元のファイルを開く</a>{{end}}</p></header>
-<article class="source-body">{{.Body}}</article>
+<div class="source-columns"><article class="source-body">{{.Body}}</article>
+{{- if .ImageURL}}<figure class="source-image"><img src="{{.ImageURL}}" alt="{{.Label}} の元のページ" loading="lazy"></figure>{{end}}</div>
 </main></body></html>
 `))
 
@@ -397,4 +407,97 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Disposition", disp+"; filename*=UTF-8''"+url.PathEscape(name))
 	w.Header().Set("Cache-Control", "private, no-cache")
 	http.ServeContent(w, r, name, st.ModTime(), f)
+}
+
+// pageImageDPI is the resolution of the PDF page images of the viewer.
+const pageImageDPI = 110
+
+// pageImageURL is the link to the image of a PDF page ("" for other files).
+func (s *Server) pageImageURL(cat *catalog, source string, page int) string {
+	if page < 1 || !strings.EqualFold(path.Ext(source), ".pdf") {
+		return ""
+	}
+	if _, ok := cat.sources[source]; !ok {
+		return ""
+	}
+	return fmt.Sprintf("/page-image/%s?page=%d", escapePath(source), page)
+}
+
+// handlePageImage answers GET /page-image/{path...}?page=N: page N of an
+// indexed PDF as a PNG, rendered by pdftoppm on first request and cached
+// under the state folder.
+func (s *Server) handlePageImage(w http.ResponseWriter, r *http.Request) {
+	notFound := func() {
+		writeError(w, http.StatusNotFound, "page_image_not_found", "ページの画像がありません — 元のファイルを開いてください")
+	}
+	rel := r.PathValue("path")
+	page, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil || page < 1 || page > 100000 || !fs.ValidPath(rel) || !strings.EqualFold(path.Ext(rel), ".pdf") {
+		notFound()
+		return
+	}
+	cat, err := s.catalog(r.Context())
+	if err != nil {
+		writeRequestError(w, err)
+		return
+	}
+	dir := cat.sources[rel]
+	if dir == "" || !cat.docs[dir].pages[page] {
+		notFound()
+		return
+	}
+	src, err := s.sourceFile(rel)
+	if err != nil {
+		notFound()
+		return
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		notFound()
+		return
+	}
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d", rel, st.Size(), st.ModTime().UnixNano(), page))
+	cached := filepath.Join(s.opt.StateDir, "page-images", hex.EncodeToString(key[:16])+".png")
+	if _, err := os.Stat(cached); err != nil {
+		if err := renderPDFPage(r.Context(), src, page, cached); err != nil {
+			s.opt.Logger.LogAttrs(r.Context(), slog.LevelWarn, "page image not rendered", slog.String("error", err.Error()))
+			notFound()
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Header().Set("Cache-Control", "private, max-age=3600")
+	http.ServeFile(w, r, cached)
+}
+
+// sourceFile is the path of an indexed source inside the data folder,
+// resolved through os.Root so that it cannot leave it.
+func (s *Server) sourceFile(rel string) (string, error) {
+	root, err := os.OpenRoot(s.opt.DataDir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		return "", err
+	}
+	f.Close()
+	return filepath.Join(s.opt.DataDir, filepath.FromSlash(rel)), nil
+}
+
+// renderPDFPage writes page of the PDF src as a PNG to out (pdftoppm).
+func renderPDFPage(ctx context.Context, src string, page int, out string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tmp := out + ".tmp"
+	p := strconv.Itoa(page)
+	cmd := proc.Command(ctx, "pdftoppm", "-png", "-r", strconv.Itoa(pageImageDPI), "-f", p, "-l", p, "-singlefile", src, tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pdftoppm: %w: %s", err, strings.TrimSpace(string(b)))
+	}
+	return os.Rename(tmp+".png", out)
 }

@@ -1,9 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
+	"image/png"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -207,5 +210,45 @@ func TestSourceNeedsAuth(t *testing.T) {
 	resp, b := f.do(t, "GET", "/api/source/database/nothing/page_001.md_0", "", map[string]string{"Authorization": "Bearer " + testToken})
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), "source_not_found") {
 		t.Errorf("unknown chunk: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestPageImage: a cited PDF page comes as a PNG rendered by pdftoppm and
+// cached; pages the document lacks, other files and paths outside the
+// index are 404.
+func TestPageImage(t *testing.T) {
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		t.Skip("pdftoppm not installed (poppler-utils)")
+	}
+	f := newFixture(t, fixtureOptions{})
+	rep := f.askJSON(t, `{"question":"VPN に接続できないときの確認事項は？"}`)
+	var src SourceResponse
+	_, b := f.do(t, "GET", "/api/source/"+escapePath(rep.Citations[0].ChunkID), "", nil)
+	if err := json.Unmarshal(b, &src); err != nil || !strings.HasPrefix(src.ImageURL, "/page-image/manuals/vpn_manual.pdf?page=") {
+		t.Fatalf("image_url of a PDF source: %q (%v)", src.ImageURL, err)
+	}
+	for range 2 { // rendered, then from the cache
+		resp, img := f.do(t, "GET", src.ImageURL, "", nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" {
+			t.Fatalf("GET %s: %d %s", src.ImageURL, resp.StatusCode, img)
+		}
+		if _, err := png.Decode(bytes.NewReader(img)); err != nil {
+			t.Fatalf("not a PNG: %v", err)
+		}
+	}
+	if cached, _ := filepath.Glob(filepath.Join(f.logs, "page-images", "*.png")); len(cached) != 1 {
+		t.Errorf("cache holds %v", cached)
+	}
+	for _, p := range []string{"/page-image/manuals/vpn_manual.pdf?page=99", "/page-image/manuals/vpn_manual.pdf?page=x",
+		"/page-image/runbooks/account_lockout.md?page=1", "/page-image/other.pdf?page=1"} {
+		if resp, _ := f.do(t, "GET", p, "", nil); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d", p, resp.StatusCode)
+		}
+	}
+	var md SourceResponse
+	rep = f.askJSON(t, `{"question":`+jq(qMalware)+`}`)
+	_, b = f.do(t, "GET", "/api/source/"+escapePath(rep.Citations[0].ChunkID), "", nil)
+	if json.Unmarshal(b, &md); md.ImageURL != "" {
+		t.Errorf("image_url of a Markdown source: %q", md.ImageURL)
 	}
 }
