@@ -14,6 +14,13 @@
 //	GET  /api/status           index and rebuild status
 //	GET  /healthz              liveness
 //	GET  /metrics              Prometheus metrics of this server
+//	GET  /api/me               the user's role (and, for an administrator, the retrieval settings)
+//	GET  /api/corpus           what the index holds and example questions (first screen)
+//	GET  /api/conversations…   the user's conversations: list/search, create, get, rename, delete, choose a version
+//	POST /api/feedback         👍/👎 of an answer, stored with its audit data
+//	GET  /api/source/{chunk}   a cited page rendered with the passage marked (JSON); /source/{chunk} as a page
+//	GET  /files/{path}         the original of an indexed document (PDF inline); /page-image/{path}?page=N a PDF page as PNG
+//	GET  /favicon.ico          the icon, drawn in code
 //	GET  /v1/models            OpenAI-compatible model list ("shirube")
 //	POST /v1/chat/completions  OpenAI-compatible chat completion (streaming or not)
 //
