@@ -9,7 +9,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -380,14 +379,4 @@ func hasJapanese(s string) bool {
 		}
 	}
 	return false
-}
-
-// sortedSources lists the catalogue's source paths (tests, docs).
-func (c *catalog) sortedSources() []string {
-	out := make([]string, 0, len(c.sources))
-	for s := range c.sources {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -356,6 +356,27 @@ func (s *Server) handleSourcePage(w http.ResponseWriter, r *http.Request) {
 	_, _ = buf.WriteTo(w)
 }
 
+// errNotIndexed is a source path the served index does not hold.
+var errNotIndexed = errors.New("not a source of the served index")
+
+// indexedSource checks that rel (slash-separated, relative to the data
+// folder) is a source of the served index and returns the catalogue and
+// its document folder.
+func (s *Server) indexedSource(r *http.Request, rel string) (*catalog, string, error) {
+	if rel == "" || !fs.ValidPath(rel) || strings.Contains(rel, "\\") {
+		return nil, "", errNotIndexed
+	}
+	cat, err := s.catalog(r.Context())
+	if err != nil {
+		return nil, "", err
+	}
+	dir, ok := cat.sources[rel]
+	if !ok {
+		return nil, "", errNotIndexed
+	}
+	return cat, dir, nil
+}
+
 // handleFile answers GET /files/{path...}: the original file of a document
 // of the served index, read through an os.Root of the data folder so that
 // neither ".." nor a symbolic link reaches outside it. PDFs are shown
@@ -366,17 +387,12 @@ func (s *Server) handleFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "file_not_found", "ファイルが見つかりません — 引用元のリンクから開いてください")
 	}
 	rel := r.PathValue("path")
-	if rel == "" || !fs.ValidPath(rel) || strings.Contains(rel, "\\") {
-		notFound()
-		return
-	}
-	cat, err := s.catalog(r.Context())
-	if err != nil {
-		writeRequestError(w, err)
-		return
-	}
-	if _, ok := cat.sources[rel]; !ok {
-		notFound()
+	if _, _, err := s.indexedSource(r, rel); err != nil {
+		if errors.Is(err, errNoIndex) {
+			writeRequestError(w, err)
+		} else {
+			notFound()
+		}
 		return
 	}
 	root, err := os.OpenRoot(s.opt.DataDir)
@@ -432,17 +448,16 @@ func (s *Server) handlePageImage(w http.ResponseWriter, r *http.Request) {
 	}
 	rel := r.PathValue("path")
 	page, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || page < 1 || page > 100000 || !fs.ValidPath(rel) || !strings.EqualFold(path.Ext(rel), ".pdf") {
+	if err != nil || page < 1 || !strings.EqualFold(path.Ext(rel), ".pdf") {
 		notFound()
 		return
 	}
-	cat, err := s.catalog(r.Context())
-	if err != nil {
+	cat, dir, err := s.indexedSource(r, rel)
+	if errors.Is(err, errNoIndex) {
 		writeRequestError(w, err)
 		return
 	}
-	dir := cat.sources[rel]
-	if dir == "" || !cat.docs[dir].pages[page] {
+	if err != nil || !cat.docs[dir].pages[page] {
 		notFound()
 		return
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"image/png"
 	"net/http"
@@ -251,4 +252,27 @@ func TestPageImage(t *testing.T) {
 	if json.Unmarshal(b, &md); md.ImageURL != "" {
 		t.Errorf("image_url of a Markdown source: %q", md.ImageURL)
 	}
+}
+
+// BenchmarkSource: the catalogue of the demo index (built once per
+// generation), then one source page rendered with its passage marked.
+func BenchmarkSource(b *testing.B) {
+	f := newFixture(b, fixtureOptions{})
+	rep := f.askJSON(b, `{"question":`+jq(qMalware)+`}`)
+	id := rep.Citations[0].ChunkID
+	b.Run("catalog", func(b *testing.B) {
+		st := f.asst.Searcher().Index()
+		for b.Loop() {
+			if _, err := buildCatalog(context.Background(), st); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("source", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.srv.source(context.Background(), id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
