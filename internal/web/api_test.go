@@ -192,6 +192,12 @@ func TestAskSSE(t *testing.T) {
 			if i != 0 || d.Banner != guard.Banner || !d.Dangerous || d.Kind != string(guard.OpDelete) {
 				t.Errorf("danger event %d: %s, want the first event with the banner and kind delete", i, e.data)
 			}
+		case "meta":
+			// Names the answer (request id) after the banner, before its text.
+			var m streamMeta
+			if err := json.Unmarshal([]byte(e.data), &m); err != nil || m.RequestID == "" || i != 1 {
+				t.Errorf("meta event %d: %s (%v), want the second event with a request id", i, e.data, err)
+			}
 		case "delta":
 			var d struct{ Text string }
 			if err := json.Unmarshal([]byte(e.data), &d); err != nil {

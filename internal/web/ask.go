@@ -229,13 +229,24 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 			sse.event("danger", dangerEvent{Banner: guard.Banner, Danger: d})
 		}
 	}
+	// The "meta" event names the answer before its text, so that a
+	// client whose stream ends early (停止, a dropped connection) can
+	// still rate, regenerate or reload it.
+	var metaOnce sync.Once
+	meta := func() {
+		metaOnce.Do(func() {
+			sse.event("meta", streamMeta{RequestID: t.requestID, ConversationID: t.convID, ExchangeID: t.exchangeID, SessionID: t.sessionID})
+		})
+	}
 	req.OnDelta = func(text string) {
+		meta()
 		mu.Lock()
 		streamed.WriteString(text)
 		mu.Unlock()
 		sse.event("delta", map[string]string{"text": text})
 	}
 	rep, err := s.ask(r.Context(), req)
+	meta()
 	mu.Lock()
 	partial := streamed.String()
 	mu.Unlock()
@@ -253,6 +264,14 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse.event("done", s.finishTurn(r.Context(), t, q, rep, partial, nil))
+}
+
+// streamMeta is the data of the SSE "meta" event.
+type streamMeta struct {
+	RequestID      string `json:"request_id"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	ExchangeID     string `json:"exchange_id,omitempty"`
+	SessionID      string `json:"session_id"`
 }
 
 // streamError is the data of the SSE "error" event.
@@ -301,6 +320,10 @@ func (s *Server) openTurn(t *turn, in AskRequest, req *assistant.Request) error 
 		before = i
 	}
 	t.convID, t.replace = c.ID, in.ReplaceExchangeID
+	t.exchangeID = in.ReplaceExchangeID
+	if t.exchangeID == "" {
+		t.exchangeID = newID("x") // named now, so the stream can say it before the answer
+	}
 	t.history = c.history(before, s.opt.MaxHistory)
 	conv := answer.NewSession(answer.SessionOptions{MaxExchanges: s.opt.MaxHistory, Tokenizer: s.opt.Tokenizer, Rewriter: s.opt.Rewriter})
 	conv.AddHistory(t.history)
@@ -342,7 +365,7 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, q string, rep assistan
 		RewrittenQuery: rep.RewrittenQuery, RequestID: t.requestID, CreatedAt: s.now(), Flags: rep.Flags}
 	out := AskResponse{Reply: rep, Citations: cs, HTML: string(html), SessionID: t.sessionID, RequestID: t.requestID, Status: status}
 	if t.convID != "" {
-		xid, ver, rerr := s.convs.record(t.user, t.convID, t.replace, v)
+		xid, ver, rerr := s.convs.record(t.user, t.convID, t.replace, t.exchangeID, v)
 		if rerr != nil {
 			s.opt.Logger.LogAttrs(ctx, slog.LevelError, "conversation not saved", slog.String("error", rerr.Error()))
 		} else {

@@ -354,10 +354,10 @@ func (st *convStore) remove(user, id string) error {
 	return nil
 }
 
-// record stores v in conversation id: a new exchange, or, with replace,
-// a new version of that exchange (which becomes current). It returns the
-// exchange's id and the version's index.
-func (st *convStore) record(user, id, replace string, v Version) (xid string, version int, err error) {
+// record stores v in conversation id: a new exchange named newXID, or,
+// with replace, a new version of that exchange (which becomes current).
+// It returns the exchange's id and the version's index.
+func (st *convStore) record(user, id, replace, newXID string, v Version) (xid string, version int, err error) {
 	_, err = st.update(user, id, func(c *Conversation) error {
 		if replace != "" {
 			e, _ := c.exchange(replace)
@@ -372,7 +372,7 @@ func (st *convStore) record(user, id, replace string, v Version) (xid string, ve
 		if len(c.Exchanges) >= maxExchangesPerConv {
 			return badRequest("conversation_full", "この会話はやり取りが %d 件に達しました — 新しい会話を始めてください", maxExchangesPerConv)
 		}
-		e := Exchange{ID: newID("x"), Versions: []Version{v}}
+		e := Exchange{ID: newXID, Versions: []Version{v}}
 		c.Exchanges = append(c.Exchanges, e)
 		if c.AutoTitle && len(c.Exchanges) == 1 {
 			c.Title = autoTitle(v.Question)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -260,6 +261,20 @@ func TestStoppedAnswerIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The meta event names the exchange before its text.
+	var m streamMeta
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") && strings.Contains(line, "exchange_id") {
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &m); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if m.ConversationID != c.ID || m.ExchangeID == "" || m.RequestID == "" {
+		t.Fatalf("meta event %+v", m)
+	}
 	<-g.started
 	cancel()
 	resp.Body.Close()
@@ -270,6 +285,9 @@ func TestStoppedAnswerIsKept(t *testing.T) {
 		alice.call("GET", "/api/conversations/"+c.ID, "", &got)
 		if len(got.Exchanges) == 1 {
 			v := got.Exchanges[0].Versions[0]
+			if got.Exchanges[0].ID != m.ExchangeID || v.RequestID != m.RequestID {
+				t.Errorf("stored exchange %s (request %s), the stream named %+v", got.Exchanges[0].ID, v.RequestID, m)
+			}
 			if v.Status != StatusStopped || v.Answer != "途中までの回答" || !strings.Contains(v.HTML, "途中までの回答") {
 				t.Errorf("stopped exchange stored as %+v", v)
 			}
@@ -367,9 +385,9 @@ func TestDangerBeforeFirstToken(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, body)
 	}
 	raw := string(body)
-	danger, delta, done := strings.Index(raw, "event: danger\n"), strings.Index(raw, "event: delta\n"), strings.Index(raw, "event: done\n")
-	if danger < 0 || delta < 0 || done < 0 || danger > delta || delta > done {
-		t.Fatalf("stream order: danger at %d, first delta at %d, done at %d:\n%.600s", danger, delta, done, raw)
+	danger, meta, delta, done := strings.Index(raw, "event: danger\n"), strings.Index(raw, "event: meta\n"), strings.Index(raw, "event: delta\n"), strings.Index(raw, "event: done\n")
+	if danger < 0 || meta < 0 || delta < 0 || done < 0 || danger > meta || meta > delta || delta > done {
+		t.Fatalf("stream order: danger at %d, meta at %d, first delta at %d, done at %d:\n%.600s", danger, meta, delta, done, raw)
 	}
 	if strings.Count(raw, "event: danger\n") != 1 {
 		t.Errorf("danger sent %d times", strings.Count(raw, "event: danger\n"))
