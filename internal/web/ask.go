@@ -357,7 +357,7 @@ func (s *Server) finishTurn(ctx context.Context, t *turn, q string, rep assistan
 	} else {
 		rep.Answer = partial
 		if status == StatusStopped || partial != "" {
-			html = s.page.md.render(partial)
+			html = s.page.renderPartial(rep, status)
 		}
 		cs = []Citation{}
 	}

@@ -245,7 +245,8 @@ func (g stalling) GenerateStream(ctx context.Context, q string, rs []retrieve.Re
 }
 
 // TestStoppedAnswerIsKept: closing the stream mid-answer stores the
-// exchange as stopped with the text streamed so far, so a reload shows it.
+// exchange as stopped with the text streamed so far — and the danger
+// banner decided before it —, so a reload shows it.
 func TestStoppedAnswerIsKept(t *testing.T) {
 	g := stalling{started: make(chan struct{})}
 	f := newFixture(t, fixtureOptions{gen: g})
@@ -254,7 +255,7 @@ func TestStoppedAnswerIsKept(t *testing.T) {
 	alice.call("POST", "/api/conversations", `{}`, &c)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/api/ask", strings.NewReader(`{"question":`+jq(qMalware)+`,"conversation_id":"`+c.ID+`"}`))
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.ts.URL+"/api/ask", strings.NewReader(`{"question":`+jq(qDelete)+`,"conversation_id":"`+c.ID+`"}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := alice.c.Do(req)
@@ -288,7 +289,8 @@ func TestStoppedAnswerIsKept(t *testing.T) {
 			if got.Exchanges[0].ID != m.ExchangeID || v.RequestID != m.RequestID {
 				t.Errorf("stored exchange %s (request %s), the stream named %+v", got.Exchanges[0].ID, v.RequestID, m)
 			}
-			if v.Status != StatusStopped || v.Answer != "途中までの回答" || !strings.Contains(v.HTML, "途中までの回答") {
+			if v.Status != StatusStopped || v.Answer != "途中までの回答" || !strings.Contains(v.HTML, "途中までの回答") || !strings.Contains(v.HTML, "answer-stopped") ||
+				!v.Flags.DangerousOperation || !strings.Contains(v.HTML, `<div class="banner" role="alert">`) {
 				t.Errorf("stopped exchange stored as %+v", v)
 			}
 			return

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strings"
 
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/guard"
@@ -56,6 +57,20 @@ func (p *pageRenderer) renderAnswer(rep assistant.Reply, cs []Citation) template
 		return template.HTML("<p>" + template.HTMLEscapeString(rep.Answer) + "</p>")
 	}
 	return template.HTML(buf.String()) // #nosec: template output, body sanitised
+}
+
+// renderPartial is the HTML of an answer that did not finish (stopped or
+// failed): the banner when the question asked for a dangerous operation
+// (decided before the answer streamed), then the text that arrived, in the
+// answer template's structure.
+func (p *pageRenderer) renderPartial(rep assistant.Reply, status string) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<div class="answer answer-answer answer-` + status + `">`)
+	if rep.Flags.DangerousOperation {
+		b.WriteString(`<div class="banner" role="alert">` + template.HTMLEscapeString(guard.Banner) + `</div>`)
+	}
+	b.WriteString(`<div class="body">` + string(p.md.render(rep.Answer)) + `</div></div>`)
+	return template.HTML(b.String()) // #nosec: the body is sanitised, the rest is ours
 }
 
 // pageData is what page.html shows.
