@@ -42,7 +42,9 @@ and an OpenAI-compatible /v1/chat/completions (model "shirube").
 It listens on 127.0.0.1:8080 by default. Listening on any other interface
 requires SHIRUBE_TOKEN (at least 16 characters): API clients then send
 "Authorization: Bearer <token>" and browsers enter the token once on /login
-(wrong tokens are throttled per client). --tls-cert and --tls-key serve HTTPS
+(wrong tokens are throttled per client). With SHIRUBE_ADMIN_TOKEN only its
+holder sees and sends the retrieval settings and may rebuild. Conversations,
+ratings (👍/👎) and PDF page images are kept under --logs. --tls-cert and --tls-key serve HTTPS
 directly; behind a reverse proxy see docs/API.md. Every question is written
 to the audit log with the browser session's id. If no index exists yet the
 server starts anyway; press the rebuild button (or POST
@@ -131,9 +133,12 @@ func runServe(ctx context.Context, cfg config.Config, addr string, tlsConf *tls.
 		MaxHistory:    cfg.MaxHistory,
 		Addr:          addr,
 		Token:         cfg.Token,
+		AdminToken:    cfg.AdminToken,
+		StateDir:      cfg.LogsDir,
 		TrustProxy:    cfg.TrustProxy,
 		MaxConcurrent: cfg.MaxConcurrent,
 		DataDir:       cfg.DataDir,
+		DatabaseDir:   cfg.DatabaseDir,
 		DataDirs:      cfg.DataAllow,
 		Logger:        logger,
 	}

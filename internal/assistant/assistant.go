@@ -260,6 +260,7 @@ func (a *Assistant) Ask(ctx context.Context, req Request) (Reply, error) {
 		// The generation may have been switched while answering.
 		err = a.recheck(ctx, used, req, asked, &sopt, &rep, streamed.Load())
 	}
+	rep.Search = &SearchUsed{K: sopt.K, BM25Weight: roundW(sopt.BM25Weight), VectorWeight: roundW(1 - sopt.BM25Weight), AutoWeight: sopt.AutoWeight}
 	elapsed := a.opt.Now().Sub(start)
 	rep.ProcessingTimeSec = roundSec(elapsed)
 	if err != nil {

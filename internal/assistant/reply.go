@@ -62,11 +62,24 @@ type Reply struct {
 	// Decision is what the evidence gate decided, with the score it
 	// compared and, for a refusal, the check that refused.
 	Decision Decision `json:"decision"`
+	// Search is the search the answer was made with: k and the fusion
+	// weights applied, AutoWeight when the weight was chosen for this
+	// question (nil when the question failed before it).
+	Search *SearchUsed `json:"search,omitempty"`
 	// Error is what failed, for the audit log of a failed question.
 	Error string `json:"-"`
 	// AuditError is set when the audit log line could not be written; the
 	// answer itself is fine, but the operator must be told.
 	AuditError error `json:"-"`
+}
+
+// SearchUsed is what a reply's search applied, so that a page can show
+// the weights the server used rather than the ones it offered.
+type SearchUsed struct {
+	K            int     `json:"k"`
+	BM25Weight   float64 `json:"bm25_weight"`
+	VectorWeight float64 `json:"vector_weight"`
+	AutoWeight   bool    `json:"auto_weight"`
 }
 
 // Decision is the evidence gate's verdict on one question: answer it,

@@ -150,6 +150,9 @@ type Config struct {
 	// skipped (SHIRUBE_FILE_TIMEOUT, --file-timeout; default 60 s).
 	FileTimeout time.Duration
 	Token       string // bearer token for a non-loopback server (SHIRUBE_TOKEN)
+	// AdminToken, when set, is the administrator's token (SHIRUBE_ADMIN_TOKEN):
+	// only its holders see and send retrieval settings on the chat page.
+	AdminToken string
 
 	// OCR selects the PDF pages `shirube index` reads with Tesseract:
 	// auto (default: pages without a usable text layer), always or never

@@ -256,6 +256,7 @@ var settings = []Setting{
 	text("SHIRUBE_OCR_CACHE", "", "", func(c *Config) *string { return &c.OCRCache }),
 	text("SHIRUBE_PRICES", "", "", func(c *Config) *string { return &c.Prices }),
 	secret("SHIRUBE_TOKEN", Mask, func(c *Config) *string { return &c.Token }),
+	secret("SHIRUBE_ADMIN_TOKEN", Mask, func(c *Config) *string { return &c.AdminToken }),
 	func() Setting {
 		s := text("SHIRUBE_STORE", "store", "PostgreSQL store DSN postgres://user@host/db?sslmode=… instead of the index directory (prefer the variable: flags show in ps)", func(c *Config) *string { return &c.Store })
 		s.show = func(c Config) string { return MaskDSN(c.Store) }

@@ -72,8 +72,12 @@ func TestAskJSON(t *testing.T) {
 				if !strings.Contains(rep.HTML, "<summary>"+template.HTMLEscapeString(c.Summary())+"</summary>") {
 					t.Errorf("citation summary %q missing", c.Summary())
 				}
-				if !strings.HasPrefix(c.Summary(), "引用元: "+c.File+" > ") || !strings.Contains(c.Summary(), "(スコア: ") {
+				if !strings.HasPrefix(c.Summary(), "引用元: "+c.Label) || !strings.Contains(c.Summary(), "(スコア: ") {
 					t.Errorf("summary %q not in seed 002 §4.5 form", c.Summary())
+				}
+				if c.ChunkID == "" || c.Title == "" || c.Label != fmt.Sprintf("%s p.%d", c.Title, c.Page) || strings.Contains(c.Label, "database/") ||
+					c.SourceURL == "" || c.FileURL == "" {
+					t.Errorf("citation not openable by title and page: %+v", c)
 				}
 				if r := []rune(c.Excerpt); len(r) > answer.MaxExcerptRunes {
 					t.Errorf("excerpt of %d runes", len(r))
@@ -187,6 +191,12 @@ func TestAskSSE(t *testing.T) {
 			}
 			if i != 0 || d.Banner != guard.Banner || !d.Dangerous || d.Kind != string(guard.OpDelete) {
 				t.Errorf("danger event %d: %s, want the first event with the banner and kind delete", i, e.data)
+			}
+		case "meta":
+			// Names the answer (request id) after the banner, before its text.
+			var m streamMeta
+			if err := json.Unmarshal([]byte(e.data), &m); err != nil || m.RequestID == "" || i != 1 {
+				t.Errorf("meta event %d: %s (%v), want the second event with a request id", i, e.data, err)
 			}
 		case "delta":
 			var d struct{ Text string }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -14,8 +15,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/guard"
+	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -32,6 +35,11 @@ type AskRequest struct {
 	// relative to the data folder or the page database, as the CLI's
 	// --scope); absent means the server's setting.
 	Scope []string `json:"scope,omitempty"`
+	// ConversationID stores the exchange in the user's conversation
+	// ("new" starts one); ReplaceExchangeID makes the answer a new
+	// version of that exchange (regenerate, or edit with a new question).
+	ConversationID    string `json:"conversation_id,omitempty"`
+	ReplaceExchangeID string `json:"replace_exchange_id,omitempty"`
 }
 
 // AskResponse is the reply of POST /api/ask: the assistant's Reply plus the
@@ -41,6 +49,15 @@ type AskResponse struct {
 	Citations []Citation `json:"citations"`
 	HTML      string     `json:"html"`
 	SessionID string     `json:"session_id"`
+	// RequestID names this answer for POST /api/feedback.
+	RequestID string `json:"request_id"`
+	// Status is complete, incomplete, stopped or error.
+	Status string `json:"status"`
+	// ConversationID, ExchangeID and Version (the index in the exchange's
+	// versions) place a stored answer.
+	ConversationID string `json:"conversation_id,omitempty"`
+	ExchangeID     string `json:"exchange_id,omitempty"`
+	Version        *int   `json:"version,omitempty"`
 }
 
 // searchOptions resolves k and the BM25 weight against the assistant's
@@ -130,9 +147,15 @@ type dangerEvent struct {
 }
 
 // handleAsk answers POST /api/ask, as JSON or as an SSE stream: a "danger"
-// event first when the question asks for a dangerous operation, "delta"
-// events with the answer text, then one "done" event carrying the
-// AskResponse (whose flags also cover an operation only the answer quotes).
+// event first when the question asks for a dangerous operation (always
+// before the first "delta"), "delta" events with the answer text, then
+// one "done" event carrying the AskResponse (whose flags also cover an
+// operation only the answer quotes) or one "error" event.
+//
+// With a conversation_id the exchange is stored in that conversation of
+// the user (a new version of replace_exchange_id when given), whatever
+// its end: complete, incomplete, stopped by the client (the text streamed
+// so far) or failed.
 func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	var in AskRequest
 	if err := decodeJSON(w, r, s.opt.MaxBodyBytes, &in); err != nil {
@@ -143,6 +166,12 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeRequestError(w, err)
 		return
+	}
+	admin := s.role(r) == RoleAdmin
+	if !admin {
+		// Retrieval settings are the administrator's: a user's are
+		// ignored, and the reply's "search" says what applied.
+		in.K, in.BM25Weight, in.Scope = 0, nil, nil
 	}
 	sopt, err := s.searchOptions(in.K, in.BM25Weight)
 	if err != nil {
@@ -157,19 +186,31 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_session_id", "session_id は英数字と _ . : - の 64 文字以内にしてください")
 		return
 	}
+	user := browserSession(w, r)
 	if id == "" {
-		id = browserSession(w, r)
+		id = user
 	}
 	sess := s.sessions.get(id)
 	req := assistant.Request{Query: q, SessionID: id, Conversation: sess.conv, Search: sopt}
+	t := &turn{requestID: newID("r"), sessionID: id, user: user}
+	if in.ConversationID != "" {
+		if err := s.openTurn(t, in, &req); err != nil {
+			writeRequestError(w, err)
+			return
+		}
+	} else if in.ReplaceExchangeID != "" {
+		writeError(w, http.StatusBadRequest, "missing_conversation_id", "replace_exchange_id には conversation_id も指定してください")
+		return
+	}
 
 	if !wantsSSE(r) {
 		rep, err := s.ask(r.Context(), req)
 		if err != nil {
+			s.finishTurn(r.Context(), t, q, rep, "", err)
 			writeRequestError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, s.askResponse(sess, q, rep))
+		writeJSON(w, http.StatusOK, s.finishTurn(r.Context(), t, q, rep, "", nil))
 		return
 	}
 
@@ -178,16 +219,39 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sse := newSSE(w, s.opt.AskTimeout)
+	var mu sync.Mutex
+	var streamed strings.Builder
 	req.OnDanger = func(d guard.Danger) {
-		// Decided from the question before retrieval: the page shows the
-		// banner above the answer before its first word.
+		// Decided from the question before retrieval, and before the
+		// generator writes a word: the page shows the banner above the
+		// answer before its first token.
 		if d.Dangerous {
 			sse.event("danger", dangerEvent{Banner: guard.Banner, Danger: d})
 		}
 	}
-	req.OnDelta = func(text string) { sse.event("delta", map[string]string{"text": text}) }
+	// The "meta" event names the answer before its text, so that a
+	// client whose stream ends early (停止, a dropped connection) can
+	// still rate, regenerate or reload it.
+	var metaOnce sync.Once
+	meta := func() {
+		metaOnce.Do(func() {
+			sse.event("meta", streamMeta{RequestID: t.requestID, ConversationID: t.convID, ExchangeID: t.exchangeID, SessionID: t.sessionID})
+		})
+	}
+	req.OnDelta = func(text string) {
+		meta()
+		mu.Lock()
+		streamed.WriteString(text)
+		mu.Unlock()
+		sse.event("delta", map[string]string{"text": text})
+	}
 	rep, err := s.ask(r.Context(), req)
+	meta()
+	mu.Lock()
+	partial := streamed.String()
+	mu.Unlock()
 	if err != nil {
+		s.finishTurn(r.Context(), t, q, rep, partial, err)
 		if r.Context().Err() != nil {
 			return // the client went away; nobody to tell
 		}
@@ -196,21 +260,121 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &re) {
 			code = re.code
 		}
-		sse.event("error", apiError{Error: err.Error(), Code: code})
+		sse.event("error", streamError{Error: err.Error(), Code: code, RequestID: t.requestID, ConversationID: t.convID, ExchangeID: t.exchangeID})
 		return
 	}
-	sse.event("done", s.askResponse(sess, q, rep))
+	sse.event("done", s.finishTurn(r.Context(), t, q, rep, partial, nil))
 }
 
-// askResponse renders rep and records the exchange in the session.
-func (s *Server) askResponse(sess *session, q string, rep assistant.Reply) AskResponse {
-	html := s.page.renderAnswer(rep)
-	sess.add(exchange{Question: q, HTML: html})
-	cs := []Citation{}
-	if !rep.Refused() {
-		cs = citations(rep.Evidence)
+// streamMeta is the data of the SSE "meta" event.
+type streamMeta struct {
+	RequestID      string `json:"request_id"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	ExchangeID     string `json:"exchange_id,omitempty"`
+	SessionID      string `json:"session_id"`
+}
+
+// streamError is the data of the SSE "error" event.
+type streamError struct {
+	Error          string `json:"error"`
+	Code           string `json:"code"`
+	RequestID      string `json:"request_id"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	ExchangeID     string `json:"exchange_id,omitempty"`
+}
+
+// turn is one question on its way: who asked, in which conversation.
+type turn struct {
+	requestID  string
+	sessionID  string // the audit log's session id
+	user       string // the browser session owning the conversations
+	convID     string
+	replace    string
+	exchangeID string
+	version    int
+	history    []llm.Message
+}
+
+// openTurn resolves the request's conversation ("new" creates one) and
+// gives the assistant the conversation's last exchanges before this one.
+func (s *Server) openTurn(t *turn, in AskRequest, req *assistant.Request) error {
+	var c *Conversation
+	var err error
+	if in.ConversationID == "new" {
+		if in.ReplaceExchangeID != "" {
+			return errExchangeNotFound
+		}
+		c, err = s.convs.create(t.user, "")
+	} else {
+		c, err = s.convs.get(t.user, in.ConversationID)
 	}
-	return AskResponse{Reply: rep, Citations: cs, HTML: string(html), SessionID: sess.id}
+	if err != nil {
+		return err
+	}
+	before := len(c.Exchanges)
+	if in.ReplaceExchangeID != "" {
+		_, i := c.exchange(in.ReplaceExchangeID)
+		if i < 0 {
+			return errExchangeNotFound
+		}
+		before = i
+	}
+	t.convID, t.replace = c.ID, in.ReplaceExchangeID
+	t.exchangeID = in.ReplaceExchangeID
+	if t.exchangeID == "" {
+		t.exchangeID = newID("x") // named now, so the stream can say it before the answer
+	}
+	t.history = c.history(before, s.opt.MaxHistory)
+	conv := answer.NewSession(answer.SessionOptions{MaxExchanges: s.opt.MaxHistory, Tokenizer: s.opt.Tokenizer, Rewriter: s.opt.Rewriter})
+	conv.AddHistory(t.history)
+	req.Conversation = conv
+	return nil
+}
+
+// finishTurn renders the reply, records the exchange (in the browser
+// session's history, and in the conversation when there is one) and
+// remembers it for feedback. err is the answer's failure, partial the
+// text streamed before it.
+func (s *Server) finishTurn(ctx context.Context, t *turn, q string, rep assistant.Reply, partial string, err error) AskResponse {
+	cancelled := ctx.Err() != nil // the client closed the stream
+	ctx = context.WithoutCancel(ctx)
+	status := StatusComplete
+	switch {
+	case err != nil && cancelled:
+		status = StatusStopped
+	case err != nil:
+		status = StatusError
+	case rep.Incomplete:
+		status = StatusIncomplete
+	}
+	cs := s.citations(ctx, rep)
+	var html template.HTML
+	if err == nil {
+		html = s.page.renderAnswer(rep, cs)
+		if sess, ok := s.sessions.peek(t.sessionID); ok && t.convID == "" {
+			sess.add(exchange{Question: q, HTML: html})
+		}
+	} else {
+		rep.Answer = partial
+		if status == StatusStopped || partial != "" {
+			html = s.page.renderPartial(rep, status)
+		}
+		cs = []Citation{}
+	}
+	v := Version{Question: q, Answer: rep.Answer, HTML: string(html), Citations: cs, Status: status,
+		RewrittenQuery: rep.RewrittenQuery, RequestID: t.requestID, CreatedAt: s.now(), Flags: rep.Flags}
+	out := AskResponse{Reply: rep, Citations: cs, HTML: string(html), SessionID: t.sessionID, RequestID: t.requestID, Status: status}
+	if t.convID != "" {
+		xid, ver, rerr := s.convs.record(t.user, t.convID, t.replace, t.exchangeID, v)
+		if rerr != nil {
+			s.opt.Logger.LogAttrs(ctx, slog.LevelError, "conversation not saved", slog.String("error", rerr.Error()))
+		} else {
+			t.exchangeID, t.version = xid, ver
+			out.ConversationID, out.ExchangeID, out.Version = t.convID, xid, &ver
+		}
+	}
+	s.answers.put(answered{turn: *t, v: v, at: s.now()})
+	return out
 }
 
 // sseWriter writes server-sent events, flushing each one. It is safe for
@@ -274,6 +438,10 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeRequestError(w, err)
 		return
+	}
+	if s.role(r) != RoleAdmin {
+		qv.Del("k") // the administrator's settings; a user's are ignored
+		qv.Del("bm25_weight")
 	}
 	k := 0
 	if v := qv.Get("k"); v != "" {

@@ -257,20 +257,63 @@ func (s *Server) authenticate(r *http.Request) (res authResult, wait time.Durati
 		if w := s.throttle.wait(client); w > 0 {
 			return authThrottled, w
 		}
-		if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(auth)), []byte(s.opt.Token)) == 1 {
+		if s.tokenRole(strings.TrimSpace(auth)) != "" {
 			s.throttle.succeed(client)
 			return authOK, 0
 		}
 		return authWrong, s.throttle.fail(client)
 	}
 	if c, err := r.Cookie(loginCookie); err == nil {
-		if s.logins.valid(c.Value, s.now()) {
+		if s.logins.valid(c.Value, s.now()) || s.adminLogins.valid(c.Value, s.now()) {
 			return authOK, 0
 		}
 		return authExpired, 0
 	}
 	return authNone, 0
 }
+
+// Roles.
+const (
+	RoleAdmin = "admin" // sees and sends retrieval settings
+	RoleUser  = "user"  // the clean page; the server's settings apply
+)
+
+// tokenRole is the role a presented token gives: RoleAdmin for the admin
+// token, RoleUser for the team's token, "" for anything else. Both are
+// compared in constant time.
+func (s *Server) tokenRole(tok string) string {
+	admin := s.opt.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opt.AdminToken)) == 1
+	user := s.opt.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opt.Token)) == 1
+	switch {
+	case admin:
+		return RoleAdmin
+	case user:
+		return RoleUser
+	}
+	return ""
+}
+
+// role is the role of an (authenticated) request. Without an admin token
+// everyone is an administrator, as before roles existed; with one, only a
+// request bearing it or a browser logged in with it is.
+func (s *Server) role(r *http.Request) string {
+	if s.opt.AdminToken == "" {
+		return RoleAdmin
+	}
+	if auth, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		if s.tokenRole(strings.TrimSpace(auth)) == RoleAdmin {
+			return RoleAdmin
+		}
+		return RoleUser
+	}
+	if c, err := r.Cookie(loginCookie); err == nil && s.adminLogins.valid(c.Value, s.now()) {
+		return RoleAdmin
+	}
+	return RoleUser
+}
+
+// needsLogin reports whether the server has any token (a login page).
+func (s *Server) needsLogin() bool { return s.opt.Token != "" || s.opt.AdminToken != "" }
 
 // authAPI requires the bearer token (or the page's login cookie) when the
 // server has a token. The page's script goes back to /login on any 401.
@@ -335,7 +378,7 @@ const (
 )
 
 func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Token == "" {
+	if !s.needsLogin() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
@@ -350,7 +393,7 @@ func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 // starts a login: the cookie holds a random id, never the token. Wrong
 // tokens are throttled per client (429 with Retry-After).
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if s.opt.Token == "" {
+	if !s.needsLogin() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
@@ -365,7 +408,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, http.StatusBadRequest, "フォームを読み取れません — もう一度入力してください")
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(s.opt.Token)) != 1 {
+	role := s.tokenRole(r.PostForm.Get("token"))
+	if role == "" {
 		if wait := s.throttle.fail(client); wait > 0 {
 			w.Header().Set("Retry-After", retryAfter(wait))
 		}
@@ -373,7 +417,11 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.throttle.succeed(client)
-	id, exp := s.logins.issue(s.now())
+	store := s.logins
+	if role == RoleAdmin {
+		store = s.adminLogins
+	}
+	id, exp := store.issue(s.now())
 	http.SetCookie(w, &http.Cookie{
 		Name: loginCookie, Value: id, Path: "/", Expires: exp,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secureRequest(r),
@@ -385,12 +433,13 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(loginCookie); err == nil {
 		s.logins.revoke(c.Value)
+		s.adminLogins.revoke(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: loginCookie, Value: "", Path: "/", MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secureRequest(r),
 	})
-	if s.opt.Token == "" {
+	if !s.needsLogin() {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}

@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// fixtureDatabase is the page database of the fixture index.
+func fixtureDatabase() string { return filepath.Join(filepath.Dir(fixtureIndex), "database") }
+
 // buildIndex indexes dataDir as `shirube index` does with default options.
 func buildIndex(ctx context.Context, dataDir, dbDir, indexDir string, progress func(string, int, int)) error {
 	_, err := index.Build(ctx, index.BuildOptions{
@@ -141,7 +144,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		ProcedureLookahead: lookahead,
 		Retrieve:           fo.retriever,
 	})
-	opt := Options{Assistant: asst, Tokenizer: a}
+	opt := Options{Assistant: asst, Tokenizer: a, DataDir: demoData, DatabaseDir: fixtureDatabase(), StateDir: logs}
 	if fo.configure != nil {
 		fo.configure(&opt)
 	}

@@ -27,6 +27,8 @@ type metrics struct {
 	rebuilds  *prometheus.CounterVec
 	// auditErrors counts questions whose audit log line was not written.
 	auditErrors prometheus.Counter
+	// feedback counts ratings by rating (up, down).
+	feedback *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -60,12 +62,18 @@ func newMetrics() *metrics {
 		auditErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "shirube_audit_log_errors_total", Help: "Questions whose audit log line could not be written (full disk, permissions).",
 		}),
+		feedback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "shirube_feedback_total", Help: "Ratings of answers on the chat page, by rating (up, down).",
+		}, []string{"rating"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.answers, m.refusals, m.dangerous, m.tokens, m.cost, m.rebuilds, m.auditErrors,
+	m.reg.MustRegister(m.requests, m.latency, m.answers, m.refusals, m.dangerous, m.tokens, m.cost, m.rebuilds, m.auditErrors, m.feedback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Make the series visible before the first event.
 	for _, k := range []string{"insufficient_evidence", "ambiguous_query"} {
 		m.refusals.WithLabelValues(k)
+	}
+	for _, r := range []string{"up", "down"} {
+		m.feedback.WithLabelValues(r)
 	}
 	for _, t := range []string{"prompt", "completion"} {
 		m.tokens.WithLabelValues(t)

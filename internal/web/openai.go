@@ -164,7 +164,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 			writeOpenAIRequestError(w, err)
 			return
 		}
-		cs := replyCitations(rep)
+		cs := s.citations(r.Context(), rep)
 		stop := finishReason(rep)
 		u := usageOf(rep)
 		writeJSON(w, http.StatusOK, chatResponse{
@@ -252,7 +252,7 @@ func (s *Server) handleChatCompletions(w http.ResponseWriter, r *http.Request) {
 		// it) and in finish_reason, as /api/ask marks it incomplete.
 		tail += "\n\n" + assistant.NoticeIncomplete
 	}
-	cs := replyCitations(rep)
+	cs := s.citations(r.Context(), rep)
 	if t := tail + citationsText(cs); t != "" {
 		send(chunk(chatDelta{Content: t}, nil))
 	}
@@ -274,13 +274,6 @@ func finishReason(rep assistant.Reply) string {
 		return "length"
 	}
 	return "stop"
-}
-
-func replyCitations(rep assistant.Reply) []Citation {
-	if rep.Refused() {
-		return []Citation{}
-	}
-	return citations(rep.Evidence)
 }
 
 func usageOf(rep assistant.Reply) chatUsage {

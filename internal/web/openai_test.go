@@ -82,8 +82,8 @@ func TestOpenAIChatCompletions(t *testing.T) {
 				t.Errorf("%d shirube_citations, want some: %v", len(cites), tt.wantCites)
 			}
 			for _, c := range cites {
-				if !strings.Contains(full, c.File) {
-					t.Errorf("citation %s not in the message text", c.File)
+				if !strings.Contains(full, c.Label) {
+					t.Errorf("citation %s not in the message text", c.Label)
 				}
 			}
 

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"strings"
 
 	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/guard"
@@ -50,12 +51,26 @@ func newPageRenderer() (*pageRenderer, error) {
 
 // renderAnswer returns the sanitised HTML of a reply: banner, Markdown
 // body, citations as <details>, unknowns.
-func (p *pageRenderer) renderAnswer(rep assistant.Reply) template.HTML {
+func (p *pageRenderer) renderAnswer(rep assistant.Reply, cs []Citation) template.HTML {
 	var buf bytes.Buffer
-	if err := p.answer.Execute(&buf, p.md.view(rep)); err != nil {
+	if err := p.answer.Execute(&buf, p.md.view(rep, cs)); err != nil {
 		return template.HTML("<p>" + template.HTMLEscapeString(rep.Answer) + "</p>")
 	}
 	return template.HTML(buf.String()) // #nosec: template output, body sanitised
+}
+
+// renderPartial is the HTML of an answer that did not finish (stopped or
+// failed): the banner when the question asked for a dangerous operation
+// (decided before the answer streamed), then the text that arrived, in the
+// answer template's structure.
+func (p *pageRenderer) renderPartial(rep assistant.Reply, status string) template.HTML {
+	var b strings.Builder
+	b.WriteString(`<div class="answer answer-answer answer-` + status + `">`)
+	if rep.Flags.DangerousOperation {
+		b.WriteString(`<div class="banner" role="alert">` + template.HTMLEscapeString(guard.Banner) + `</div>`)
+	}
+	b.WriteString(`<div class="body">` + string(p.md.render(rep.Answer)) + `</div></div>`)
+	return template.HTML(b.String()) // #nosec: the body is sanitised, the rest is ours
 }
 
 // pageData is what page.html shows.
@@ -73,6 +88,10 @@ type pageData struct {
 	CanRebuild  bool
 	Status      StatusResponse
 	History     []exchange
+	// Role is "admin" or "user": only an administrator is shown (and may
+	// send) the retrieval settings.
+	Role    string
+	IsAdmin bool
 }
 
 // handlePage renders the chat page with the session's last exchanges.
@@ -102,7 +121,9 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		CanRebuild:  s.opt.Rebuild != nil,
 		Status:      st,
 		History:     hist,
+		Role:        s.role(r),
 	}
+	data.IsAdmin = data.Role == RoleAdmin
 	var buf bytes.Buffer
 	if err := s.page.page.Execute(&buf, data); err != nil {
 		http.Error(w, "ページを表示できません: "+err.Error(), http.StatusInternalServerError)
@@ -154,4 +175,36 @@ func staticHandler() http.Handler {
 			http.NotFound(w, r)
 		}
 	})
+}
+
+// errorPage is the Japanese HTML page of an error on a page route.
+var errorPageTmpl = template.Must(template.New("error").Parse(`<!doctype html>
+<html lang="ja"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} — shirube</title><link rel="icon" href="/favicon.ico"><link rel="stylesheet" href="/static/style.css"></head>
+<body class="error-page"><main class="error-view"><h1>{{.Title}}</h1><p>{{.Message}}</p><p><a href="/">チャットに戻る</a></p></main></body></html>
+`))
+
+// errorTitles names the statuses an error page may show.
+var errorTitles = map[int]string{
+	http.StatusBadRequest:          "リクエストが正しくありません",
+	http.StatusUnauthorized:        "ログインが必要です",
+	http.StatusForbidden:           "このリクエストは受け付けられません",
+	http.StatusNotFound:            "ページが見つかりません",
+	http.StatusMethodNotAllowed:    "この操作はできません",
+	http.StatusServiceUnavailable:  "ただいま利用できません",
+	http.StatusInternalServerError: "サーバーでエラーが起きました",
+}
+
+// errorPage writes a Japanese HTML error page.
+func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
+	title := errorTitles[status]
+	if title == "" {
+		title = fmt.Sprintf("エラー（%d）", status)
+	}
+	var buf bytes.Buffer
+	_ = errorPageTmpl.Execute(&buf, struct{ Title, Message string }{title, msg})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
 }

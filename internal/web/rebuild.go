@@ -15,9 +15,11 @@ import (
 
 // RebuildState is the progress of the current or last index rebuild.
 type RebuildState struct {
-	Running    bool      `json:"running"`
-	DataDir    string    `json:"data_dir"`
-	Phase      string    `json:"phase,omitempty"`
+	Running bool   `json:"running"`
+	DataDir string `json:"data_dir"`
+	Phase   string `json:"phase,omitempty"`
+	// PhaseJA names the phase for people: 「文書の読み取り」 for extract.
+	PhaseJA    string    `json:"phase_ja,omitempty"`
 	Done       int       `json:"done"`
 	Total      int       `json:"total"`
 	StartedAt  time.Time `json:"started_at,omitzero"`
@@ -35,7 +37,33 @@ type rebuilder struct {
 func (rb *rebuilder) snapshot() RebuildState {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
-	return rb.state
+	st := rb.state
+	st.PhaseJA = phaseJA(st.Phase)
+	return st
+}
+
+// phaseNames are the Japanese names of the build phases (index.Build,
+// the PostgreSQL store's ingest) and of the rebuild's own states.
+var phaseNames = map[string]string{
+	"starting":  "開始しています",
+	"extract":   "文書の読み取り",
+	"ocr pages": "画像ページの文字認識（OCR）",
+	"read":      "ページの読み込み",
+	"ingest":    "文書の取り込み",
+	"store":     "データベースへの保存",
+	"bm25":      "全文検索索引の作成",
+	"embed":     "ベクトルの計算",
+	"hnsw":      "ベクトル索引の作成",
+	"done":      "完了",
+	"failed":    "失敗",
+}
+
+// phaseJA is a phase's Japanese name; an unknown phase keeps its own.
+func phaseJA(phase string) string {
+	if n, ok := phaseNames[phase]; ok {
+		return n
+	}
+	return phase
 }
 
 // begin marks a rebuild of dataDir as running; false when one already is.
@@ -123,6 +151,10 @@ func sameDir(a, b string) bool {
 // queries keep being answered from the old index until the new one is
 // swapped in.
 func (s *Server) handleRebuild(w http.ResponseWriter, r *http.Request) {
+	if s.role(r) != RoleAdmin {
+		writeError(w, http.StatusForbidden, "admin_only", "インデックスの再構築は管理者だけができます — 管理者用トークン（SHIRUBE_ADMIN_TOKEN）でログインしてください")
+		return
+	}
 	if s.opt.Rebuild == nil {
 		writeError(w, http.StatusNotImplemented, "rebuild_disabled", "このサーバーではインデックスの再構築は無効です — `shirube index` を実行してください")
 		return

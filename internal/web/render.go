@@ -78,33 +78,41 @@ func (m *markdown) render(src string) template.HTML {
 
 // Citation is one source shown under an answer (seed 002 §4.5).
 type Citation struct {
-	N       int     `json:"n"`
-	File    string  `json:"file"`
+	N int `json:"n"`
+	// ChunkID names the cited chunk (GET /api/source/{chunk_id}); "" when
+	// it could not be found in the served index.
+	ChunkID string `json:"chunk_id"`
+	// Title is the document's title; Label "<title> p.N", as people name
+	// a source.
+	Title   string  `json:"title"`
+	Label   string  `json:"label"`
+	File    string  `json:"file"` // page identity in the page database
 	Page    int     `json:"page"`
 	Heading string  `json:"heading"`
 	Score   float64 `json:"score"`
 	Excerpt string  `json:"excerpt"` // at most 200 characters, "..." when cut
+	// SourceURL opens the page with the passage marked; FileURL the
+	// original file at the page ("" when it is not served).
+	SourceURL string `json:"source_url"`
+	FileURL   string `json:"file_url"`
 }
 
-// Summary is the line shown in <summary>: 引用元: file > heading (スコア: 0.85).
-// A page without headings (most PDF pages) is located by its page number
-// instead: 引用元: file > p.3 (スコア: 0.85).
+// Summary is the line shown in <summary>: 引用元: title p.N > heading
+// (スコア: 0.85); a page without headings (most PDF pages) is named by its
+// label alone.
 func (c Citation) Summary() string {
+	name := c.Label
+	if name == "" {
+		name = c.File
+	}
 	h := strings.TrimSpace(c.Heading)
-	if h == "" {
-		h = fmt.Sprintf("p.%d", max(c.Page, 1))
+	if rest, ok := strings.CutPrefix(h, c.Title+" > "); ok && c.Title != "" {
+		h = rest // the title heads the page: not twice
 	}
-	return fmt.Sprintf("引用元: %s > %s (スコア: %.2f)", c.File, h, c.Score)
-}
-
-// citations turns the evidence of a reply into citations, cutting each
-// excerpt to answer.MaxExcerptRunes.
-func citations(ev []answer.Evidence) []Citation {
-	out := make([]Citation, 0, len(ev))
-	for _, e := range ev {
-		out = append(out, Citation{N: e.N, File: e.File, Page: e.Page, Heading: e.Heading, Score: e.Score, Excerpt: cut(e.Excerpt, answer.MaxExcerptRunes)})
+	if h != "" && h != c.Title {
+		return fmt.Sprintf("引用元: %s > %s (スコア: %.2f)", name, h, c.Score)
 	}
-	return out
+	return fmt.Sprintf("引用元: %s (スコア: %.2f)", name, c.Score)
 }
 
 // cut shortens s to at most max runes, ending in "..." when cut.
@@ -143,8 +151,8 @@ func splitBanner(text string) (string, bool) {
 	return text, false
 }
 
-// view prepares a reply for the answer template.
-func (m *markdown) view(rep assistant.Reply) answerView {
+// view prepares a reply and its citations for the answer template.
+func (m *markdown) view(rep assistant.Reply, cs []Citation) answerView {
 	body, banner := splitBanner(rep.Answer)
 	v := answerView{
 		Danger:    rep.Flags.DangerousOperation || banner,
@@ -159,7 +167,7 @@ func (m *markdown) view(rep assistant.Reply) answerView {
 		v.Kind = "ambiguous"
 	default:
 		v.Unknowns = rep.Unknowns
-		v.Citations = citations(rep.Evidence)
+		v.Citations = cs
 		v.Verified, v.VerifiedLevel = verifiedLine(rep.Verification)
 	}
 	return v
@@ -204,10 +212,11 @@ func citationsText(cs []Citation) string {
 	var b strings.Builder
 	b.WriteString("\n\n---\n引用元:\n")
 	for _, c := range cs {
-		fmt.Fprintf(&b, "[%d] %s", c.N, c.File)
-		if c.Page > 0 {
-			fmt.Fprintf(&b, " (p.%d)", c.Page)
+		name := c.Label
+		if name == "" {
+			name = c.File
 		}
+		fmt.Fprintf(&b, "[%d] %s", c.N, name)
 		if h := strings.TrimSpace(c.Heading); h != "" {
 			b.WriteString(" " + h)
 		}

@@ -61,7 +61,7 @@ func TestRenderAnswer(t *testing.T) {
 		never []string
 	}{
 		{"danger banner and citation", assistant.Reply{Answer: guard.Banner + "\n\n削除します。 [1]", Evidence: ev, Flags: answer.Flags{DangerousOperation: true}},
-			[]string{`<div class="banner" role="alert">⚠️ 承認・確認が必要</div>`, `<details class="citation"><summary>引用元: database/runbooks/x/page_002.md &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
+			[]string{`<div class="banner" role="alert">⚠️ 承認・確認が必要</div>`, `<details class="citation"><summary>引用元: x p.2 &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
 			[]string{"<p>⚠️"}},
 		{"insufficient evidence template", assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Evidence: ev, Flags: answer.Flags{InsufficientEvidence: true}},
 			[]string{`answer-insufficient`, "該当する手順が見つかりませんでした", "<li>"},
@@ -82,7 +82,7 @@ func TestRenderAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(p.renderAnswer(tt.rep))
+			got := string(p.renderAnswer(tt.rep, baseCitations(tt.rep)))
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("lacks %q:\n%s", w, got)
@@ -95,7 +95,7 @@ func TestRenderAnswer(t *testing.T) {
 			}
 		})
 	}
-	if c := citations(ev)[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
+	if c := baseCitations(assistant.Reply{Evidence: ev})[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
 		t.Errorf("excerpt %d runes: %q", len([]rune(c.Excerpt)), c.Excerpt)
 	}
 }

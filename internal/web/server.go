@@ -14,6 +14,13 @@
 //	GET  /api/status           index and rebuild status
 //	GET  /healthz              liveness
 //	GET  /metrics              Prometheus metrics of this server
+//	GET  /api/me               the user's role (and, for an administrator, the retrieval settings)
+//	GET  /api/corpus           what the index holds and example questions (first screen)
+//	GET  /api/conversations…   the user's conversations: list/search, create, get, rename, delete, choose a version
+//	POST /api/feedback         👍/👎 of an answer, stored with its audit data
+//	GET  /api/source/{chunk}   a cited page rendered with the passage marked (JSON); /source/{chunk} as a page
+//	GET  /files/{path}         the original of an indexed document (PDF inline); /page-image/{path}?page=N a PDF page as PNG
+//	GET  /favicon.ico          the icon, drawn in code
 //	GET  /v1/models            OpenAI-compatible model list ("shirube")
 //	POST /v1/chat/completions  OpenAI-compatible chat completion (streaming or not)
 //
@@ -33,12 +40,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
+	"github.com/shirube/shirube/internal/feedback"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -46,6 +55,8 @@ import (
 const (
 	DefaultAddr             = "127.0.0.1:8080"
 	DefaultDataDir          = "./data"
+	DefaultDatabaseDir      = "./database"
+	DefaultStateDir         = "./logs"
 	DefaultMaxBodyBytes     = 64 << 10
 	DefaultMaxQuestionRunes = assistant.MaxQuestionRunes // the command line's limit too
 	DefaultAskTimeout       = 3 * time.Minute
@@ -101,6 +112,11 @@ type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <token>" on
 	// the API and entered once on /login for the page.
 	Token string
+	// AdminToken, when set, is the administrator's token: only requests
+	// bearing it (or browsers logged in with it) see and send retrieval
+	// settings (k, BM25 weight, scope); the server ignores them from
+	// everyone else. Unset, everyone is an administrator.
+	AdminToken string
 	// TrustProxy believes X-Forwarded-For from a loopback peer (a reverse
 	// proxy on this machine) when naming the client for the login
 	// throttle. Off (the default), the peer's address is the client:
@@ -113,6 +129,13 @@ type Options struct {
 	// read, whatever a client asks.
 	DataDir  string
 	DataDirs []string
+	// StateDir is where the server keeps what people make: conversations
+	// (StateDir/conversations/) and ratings (StateDir/feedback.jsonl).
+	// shirube serve uses the audit log folder. Default ./logs.
+	StateDir string
+	// DatabaseDir is the page database the index was built from (default
+	// ./database): the source viewer renders its pages.
+	DatabaseDir string
 
 	MaxBodyBytes     int64         // request body limit (default 64 KiB)
 	MaxQuestionRunes int           // question length limit (default 2,000)
@@ -145,9 +168,15 @@ type Server struct {
 	// admission bounds the searches and answers running at once.
 	admission *admission
 	page      *pageRenderer
+	catalogs  catalogs // what the served index holds (sources, titles)
+	convs     *convStore
+	answers   *recentAnswers
+	feedback  *feedback.Log
 	logins    *loginStore // browsers logged in with the token
-	throttle  *throttle   // clients that got the token wrong
-	now       func() time.Time
+	// adminLogins are browsers logged in with the admin token.
+	adminLogins *loginStore
+	throttle    *throttle // clients that got the token wrong
+	now         func() time.Time
 
 	baseCtx context.Context
 	cancel  context.CancelFunc
@@ -168,8 +197,20 @@ func New(opt Options) (*Server, error) {
 	if err := CheckToken(opt.Token); err != nil {
 		return nil, err
 	}
+	if err := CheckToken(opt.AdminToken); err != nil {
+		return nil, fmt.Errorf("SHIRUBE_ADMIN_TOKEN: %w", err)
+	}
+	if opt.AdminToken != "" && opt.AdminToken == opt.Token {
+		return nil, errors.New("SHIRUBE_ADMIN_TOKEN must differ from SHIRUBE_TOKEN: whoever has the team's token would otherwise be an administrator")
+	}
 	if opt.DataDir == "" {
 		opt.DataDir = DefaultDataDir
+	}
+	if opt.StateDir == "" {
+		opt.StateDir = DefaultStateDir
+	}
+	if opt.DatabaseDir == "" {
+		opt.DatabaseDir = DefaultDatabaseDir
 	}
 	if opt.MaxBodyBytes <= 0 {
 		opt.MaxBodyBytes = DefaultMaxBodyBytes
@@ -195,24 +236,29 @@ func New(opt Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		opt:     opt,
-		asst:    opt.Assistant,
-		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
-		page:    page,
-		logins:  newLoginStore(DefaultLoginTTL),
-		now:     time.Now,
-		baseCtx: ctx,
-		cancel:  cancel,
+		opt:         opt,
+		asst:        opt.Assistant,
+		mux:         http.NewServeMux(),
+		metrics:     newMetrics(),
+		page:        page,
+		logins:      newLoginStore(DefaultLoginTTL),
+		adminLogins: newLoginStore(DefaultLoginTTL),
+		now:         time.Now,
+		baseCtx:     ctx,
+		cancel:      cancel,
 	}
 	s.sessions = newSessionStore(opt.MaxSessions, DefaultSessionIdle, func() *answer.Session {
 		return answer.NewSession(answer.SessionOptions{MaxExchanges: opt.MaxHistory, Tokenizer: opt.Tokenizer, Rewriter: opt.Rewriter})
 	})
+	s.convs = &convStore{dir: filepath.Join(opt.StateDir, "conversations"), now: func() time.Time { return s.now() }}
+	s.answers = newRecentAnswers(1000, 24*time.Hour)
+	s.feedback = feedback.Open(opt.StateDir)
 	s.throttle = newThrottle(func() time.Time { return s.now() })
 	s.rebuild = &rebuilder{state: RebuildState{DataDir: opt.DataDir}}
 	s.admission = newAdmission(opt.MaxConcurrent, opt.QueueWait)
 	s.routes()
 	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(s.handleCrossOrigin))
 	var h http.Handler = csrf.Handler(s.mux)
 	if opt.Token == "" {
 		h = loopbackHostOnly(h)
@@ -331,11 +377,23 @@ func (s *Server) routes() {
 	s.handle("POST /api/ask", "ask", s.authAPI(s.admit(s.handleAsk)))
 	s.handle("POST /api/index/rebuild", "rebuild", s.authAPI(http.HandlerFunc(s.handleRebuild)))
 	s.handle("POST /api/session/reset", "session_reset", s.authAPI(http.HandlerFunc(s.handleSessionReset)))
+	s.handle("GET /api/me", "me", s.authAPI(http.HandlerFunc(s.handleMe)))
+	s.handle("GET /api/corpus", "corpus", s.authAPI(http.HandlerFunc(s.handleCorpus)))
+	s.handle("POST /api/feedback", "feedback", s.authAPI(http.HandlerFunc(s.handleFeedback)))
+	s.handle("GET /api/conversations", "conversations", s.authAPI(http.HandlerFunc(s.handleConvList)))
+	s.handle("POST /api/conversations", "conversations", s.authAPI(http.HandlerFunc(s.handleConvCreate)))
+	s.handle("GET /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvGet)))
+	s.handle("PATCH /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvRename)))
+	s.handle("DELETE /api/conversations/{id}", "conversation", s.authAPI(http.HandlerFunc(s.handleConvDelete)))
+	s.handle("POST /api/conversations/{id}/exchanges/{xid}/version", "conversation", s.authAPI(http.HandlerFunc(s.handleConvVersion)))
+	s.handle("GET /api/source/{id...}", "source", s.authAPI(http.HandlerFunc(s.handleAPISource)))
+	s.handle("GET /source/{id...}", "source_page", s.authPage(http.HandlerFunc(s.handleSourcePage)))
+	s.handle("GET /page-image/{path...}", "page_image", s.authAPI(http.HandlerFunc(s.handlePageImage)))
+	s.handle("GET /files/{path...}", "files", s.authAPI(http.HandlerFunc(s.handleFile)))
 	s.handle("GET /v1/models", "models", s.authAPI(http.HandlerFunc(s.handleModels)))
 	s.handle("POST /v1/chat/completions", "chat_completions", s.authAPI(s.admit(s.handleChatCompletions)))
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "ページが見つかりません: "+r.URL.Path)
-	})
+	s.handle("GET /favicon.ico", "favicon", http.HandlerFunc(s.handleFavicon))
+	s.mux.HandleFunc("/", s.handleNotFound)
 }
 
 // handle registers h under pattern, recording requests under route.

@@ -12,6 +12,9 @@ import (
 	"github.com/shirube/shirube/internal/answer"
 )
 
+// sessionCookieAge is how long a browser keeps its session id (seconds).
+const sessionCookieAge = 365 * 24 * 60 * 60
+
 // Cookie names.
 const (
 	sessionCookie = "shirube_session" // browser session id (audit log, history)
@@ -141,7 +144,8 @@ func browserSession(w http.ResponseWriter, r *http.Request) string {
 	}
 	id := newSessionID()
 	http.SetCookie(w, &http.Cookie{
-		Name: sessionCookie, Value: id, Path: "/",
+		// Kept for a year: the user's conversations are filed under it.
+		Name: sessionCookie, Value: id, Path: "/", MaxAge: sessionCookieAge,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secureRequest(r),
 	})
 	return id
