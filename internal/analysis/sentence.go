@@ -50,6 +50,8 @@ func SentenceEnds(line string) []int {
 		case len(open) > 0 && open[len(open)-1] == i:
 			open = open[:len(open)-1]
 		case len(open) > 0:
+		case (r == '．' || r == '.') && isMarker(line[:i]):
+			// 「Q. …」「A. …」「1. …」「Ｑ．…」: the marker opens the sentence.
 		case r == '。' || r == '！' || r == '？' || r == '!' || r == '?' || r == '｡' || r == '．':
 			cut = true
 		case r == '.' || r == ';':
@@ -71,6 +73,25 @@ func SentenceEnds(line string) []int {
 		i = end
 	}
 	return ends
+}
+
+// isMarker reports whether s, the start of a line up to a full stop, is a
+// list or FAQ marker: one Latin letter (Q, A, a) or a number.
+func isMarker(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return false
+	}
+	if n := utf8.RuneCountInString(s); n == 1 {
+		r, _ := utf8.DecodeRuneInString(s)
+		return unicode.IsLetter(r) && (r < utf8.RuneSelf || r >= 'Ａ' && r <= 'ｚ') || unicode.IsDigit(r)
+	}
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasLetterOrDigit(s string) bool {

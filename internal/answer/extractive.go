@@ -585,7 +585,9 @@ func (e *Extractive) answersInherit(cands []*candidate, content []string, weight
 		}
 		a := q.next
 		for n := 0; a != nil && n < faqAnswerSpan && !isQuestion(a.text); n, a = n+1, a.next {
-			if a.cov <= 0 {
+			if a.cov <= 0 && !(n == 0 && faqAnswerRe.MatchString(strings.TrimSpace(a.text))) {
+				// A sentence that shares nothing with the user's question
+				// inherits only when the FAQ marks it as the answer (「A. …」).
 				continue
 			}
 			cov := unionCoverage([]*candidate{q, a}, content, weights, total, headings)
@@ -718,6 +720,9 @@ const questionFactor = 0.5
 // (「…できますか。」「…を教えてください。」).
 func isQuestion(s string) bool {
 	s = strings.TrimRight(strings.TrimSpace(s), " 　")
+	if faqQuestionRe.MatchString(s) {
+		return true
+	}
 	for _, end := range []string{"？", "?", "か。", "か.", "ますか", "ですか", "教えてください。", "教えて下さい。"} {
 		if strings.HasSuffix(s, end) {
 			return true
@@ -725,6 +730,13 @@ func isQuestion(s string) bool {
 	}
 	return false
 }
+
+// faqQuestionRe finds the marker of an FAQ's question: 「Q. …」「Q：…」
+// 「Ｑ１ …」「質問 …」.
+var faqQuestionRe = regexp.MustCompile(`^(?:\*\*)?(?:[QqＱｑ]|質問)\s*[0-9０-９]*\s*(?:[.．:：、)）]|\s)`)
+
+// faqAnswerRe finds the marker of an FAQ's answer: 「A. …」「Ａ：…」「回答 …」.
+var faqAnswerRe = regexp.MustCompile(`^(?:\*\*)?(?:[AaＡａ]|回答|答)\s*[0-9０-９]*\s*(?:[.．:：、)）]|\s)`)
 
 // actBonus multiplies the relevance of a sentence that names an agent
 // doing what a who question asks about.
@@ -1062,7 +1074,9 @@ const maxExtraSteps = 4
 
 // neighbourGain is gain(c) for a neighbour that fits the budget, else -1.
 func neighbourGain(c *candidate, fits func(*candidate) bool, gain func(*candidate) float64) float64 {
-	if !fits(c) {
+	if !fits(c) || isQuestion(c.text) {
+		// A question (the next item of an FAQ) neither finishes the
+		// thought nor names its subject.
 		return -1
 	}
 	return gain(c)

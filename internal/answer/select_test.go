@@ -163,6 +163,21 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"十日を経過したとき"},
 		},
+		{
+			// An FAQ page: the user's words are in the FAQ's question
+			// 「Q. …」, its answer 「A. …」 shares none of them, and the next
+			// question follows. The answer line is quoted, not the
+			// question, and the next question is no continuation.
+			name:  "an FAQ's marked answer, not its question",
+			query: "ログアウトしたときにウィンドウが勝手に閉じてしまいます。どの設定を変えればいいですか？",
+			results: []retrieve.Result{{File: "database/help/faq/page_001.md", Heading: "Q & A集", Text: "# Q & A集\n" +
+				"Q. ホストからログアウトしたときにウィンドウが勝手に閉じてしまい困る。\n" +
+				"A. Setup の Auto window close を off にしてください。\n\n" +
+				"Q. 起動すると勝手にシリアルポートが開かれてしまう。\n" +
+				"A. Default port を TCP/IP にしてください。"}},
+			want:    []string{"Auto window close を off"},
+			notWant: "シリアルポート",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
