@@ -1,0 +1,223 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/retrieve"
+)
+
+// gated streams an answer in pieces of 12 characters, each only when the
+// test lets it through the gate (one receive per piece; closing the gate
+// lets everything through). text, when set, replaces the extractive text
+// (the evidence stays the extractive generator's).
+type gated struct {
+	extractive
+	gate chan struct{}
+	text string
+}
+
+func (g gated) GenerateStream(ctx context.Context, q string, rs []retrieve.Result, h []llm.Message, on func(string)) (answer.Answer, error) {
+	a, err := g.Generate(ctx, q, rs, h)
+	if err != nil {
+		return a, err
+	}
+	if g.text != "" {
+		a.Text = g.text
+	}
+	full := a.Text
+	a.Text = ""
+	for rest := full; rest != ""; {
+		i, n := 0, 0
+		for i < len(rest) && n < 12 {
+			_, size := utf8.DecodeRuneInString(rest[i:])
+			i += size
+			n++
+		}
+		select {
+		case <-g.gate:
+		case <-ctx.Done():
+			return a, ctx.Err()
+		}
+		on(rest[:i])
+		a.Text += rest[:i]
+		rest = rest[i:]
+	}
+	return a, nil
+}
+
+// send types q and presses Enter without waiting for the answer.
+func (p *bpage) send(q string) {
+	p.t.Helper()
+	var ok bool
+	p.eval(fmt.Sprintf(`(() => { const b = document.querySelector('#question'); b.value = %s; b.focus(); return true; })()`, jq(q)), &ok)
+	p.do("send "+q, pressEnter(false))
+}
+
+// waitDone waits for the last exchange to be finished, however it ended.
+func (p *bpage) waitDone() {
+	p.t.Helper()
+	p.until("the exchange ends", `(() => { const li = document.querySelector('#chat > li:last-child'); return !!li && li.dataset.done === 'true'; })()`)
+}
+
+// longAnswer is a Markdown answer long enough to stream past a phone
+// screen: a heading, a list, a table and a code block.
+var longAnswer = func() string {
+	var b strings.Builder
+	b.WriteString("## ログの削除手順\n\n削除の前に承認を得てください [1]\n\n")
+	for i := 1; i <= 14; i++ {
+		fmt.Fprintf(&b, "%d. 手順 %d: 対象のログファイルを確認し、保存期間を過ぎたものだけを選びます [1]\n", i, i)
+	}
+	b.WriteString("\n| 項目 | 内容 |\n|---|---|\n| 保存期間 | 90 日 |\n| 承認者 | 情報システム部 |\n\n")
+	b.WriteString("```sh\nfind /var/log/app -mtime +90 -delete\n```\n\n以上です [1]\n")
+	return b.String()
+}()
+
+// TestBrowserStreaming: the danger banner is in the DOM before the first
+// answer token; streamed Markdown is rendered as elements while it
+// streams (no raw text at the end); the view follows the newest text and
+// keeps the question in view; scrolling up stops following and shows
+// 「最新へ移動」, which brings the view back.
+func TestBrowserStreaming(t *testing.T) {
+	skipWithoutBrowser(t)
+	gate := make(chan struct{})
+	f := newFixture(t, fixtureOptions{gen: gated{extractive: newExtractive(t), gate: gate, text: longAnswer}})
+	p := newBrowser(t, f.ts.URL, 390, 844)
+
+	p.send(qDelete)
+	p.until("danger banner", `!!document.querySelector('#chat > li:last-child .banner')`)
+	var state struct {
+		Text  string `json:"text"`
+		First bool   `json:"first"`
+		Role  string `json:"role"`
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child'); const b = li.querySelector('.banner');
+		return {text: li.querySelector('.streaming .body').textContent, first: b === b.parentElement.firstElementChild, role: b.getAttribute('role')}; })()`, &state)
+	if state.Text != "" || !state.First || state.Role != "alert" {
+		t.Fatalf("when the banner arrived: answer text %q, banner first %v, role %q; want no token yet, the banner first, an alert", state.Text, state.First, state.Role)
+	}
+
+	// Let the answer through to past the list: Markdown is elements, not
+	// raw text, while it streams.
+	for range 40 {
+		gate <- struct{}{}
+	}
+	p.until("list streamed", `document.querySelectorAll('#chat > li:last-child .streaming .body ol > li').length >= 3`)
+	var raw bool
+	p.eval(`document.querySelector('#chat > li:last-child .streaming .body').textContent.includes('##')`, &raw)
+	if raw {
+		t.Error("the streamed heading is shown as raw Markdown")
+	}
+	var view struct {
+		QTop, QBottom, ReplyBottom, Limit, Header float64
+	}
+	readView := func() {
+		p.eval(`(() => { const li = document.querySelector('#chat > li:last-child'); const q = li.querySelector('.question').getBoundingClientRect();
+			const r = li.querySelector('.reply').getBoundingClientRect();
+			return {QTop: q.top, QBottom: q.bottom, ReplyBottom: r.bottom, Limit: innerHeight - document.querySelector('#ask').offsetHeight,
+				Header: document.querySelector('header.top').getBoundingClientRect().bottom}; })()`, &view)
+	}
+	readView()
+	if view.ReplyBottom > view.Limit+1 || view.QTop < view.Header-1 || view.QBottom > view.Limit {
+		t.Errorf("while streaming: question at %.0f–%.0f, newest text ends at %.0f; want both between the header (%.0f) and the question box (%.0f)",
+			view.QTop, view.QBottom, view.ReplyBottom, view.Header, view.Limit)
+	}
+
+	// The reader scrolls up: the view stays, 「最新へ移動」 appears.
+	var y0, y1 float64
+	p.eval(`window.scrollBy(0, -300); window.scrollY`, &y0)
+	p.until("jump button", `!document.querySelector('#jump').hidden`)
+	for range 10 {
+		gate <- struct{}{}
+	}
+	p.until("more text", `document.querySelector('#chat > li:last-child .streaming .body').textContent.includes('手順 12')`)
+	p.eval(`window.scrollY`, &y1)
+	if y1 != y0 {
+		t.Errorf("the view moved from %.0f to %.0f after the reader scrolled up", y0, y1)
+	}
+	p.do("jump to latest", chromedp.Click(chromedp.CSS("#jump")))
+	readView()
+	if view.ReplyBottom > view.Limit+1 {
+		t.Errorf("after 最新へ移動 the newest text ends at %.0f, below the question box at %.0f", view.ReplyBottom, view.Limit)
+	}
+
+	close(gate)
+	p.waitDone()
+	var final struct {
+		Table, Header, Code, Banner int
+		Copy                        bool
+		Status                      string
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child');
+		return {Table: li.querySelectorAll('.answer .body table').length, Header: li.querySelectorAll('.answer .body table thead th').length,
+			Code: li.querySelectorAll('.answer .body .code pre').length, Banner: li.querySelectorAll('.banner').length,
+			Copy: !!li.querySelector('.code .copy-code'), Status: li.dataset.status}; })()`, &final)
+	if final.Table != 1 || final.Header != 2 || final.Code != 1 || !final.Copy || final.Banner != 1 || final.Status != "complete" {
+		t.Errorf("final answer %+v; want one table with a 2-cell header, one code block with a copy button, one banner, complete", final)
+	}
+}
+
+// TestBrowserServerDies: killing the server mid-stream keeps the partial
+// answer (marked incomplete, with copy and regenerate) and the question,
+// and offers 再試行, which answers once the server is back.
+func TestBrowserServerDies(t *testing.T) {
+	skipWithoutBrowser(t)
+	gate := make(chan struct{})
+	f := newFixture(t, fixtureOptions{gen: gated{extractive: newExtractive(t), gate: gate}})
+	p := newBrowser(t, f.ts.URL, 1280, 900)
+
+	p.send(qIsolate)
+	gate <- struct{}{}
+	gate <- struct{}{}
+	p.until("partial answer", `document.querySelector('#chat > li:last-child .streaming .body').textContent.length >= 20`)
+	var partial string
+	p.eval(`document.querySelector('#chat > li:last-child .streaming .body').textContent`, &partial)
+	f.ts.CloseClientConnections()
+	p.waitDone()
+
+	var got struct {
+		Answer, Input, Status, Line string
+		Copy, Regenerate, Retry     bool
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child');
+		return {Answer: li.querySelector('.answer .body').textContent, Input: document.querySelector('#question').value, Status: li.dataset.status,
+			Line: (li.querySelector('.status-line') || {}).textContent || '',
+			Copy: !!li.querySelector('.actions .copy'), Regenerate: !!li.querySelector('.actions .regenerate'), Retry: !!li.querySelector('.actions .retry')}; })()`, &got)
+	if got.Answer != partial || got.Input != qIsolate || got.Status != "incomplete" || !strings.Contains(got.Line, "途中") ||
+		!got.Copy || !got.Regenerate || !got.Retry {
+		t.Fatalf("after the server died: %+v; want the partial answer %q kept and marked, the question back in the box, copy, regenerate and 再試行", got, partial)
+	}
+
+	// The server is back (new connections are accepted): 再試行 answers in place.
+	close(gate)
+	p.do("retry", chromedp.Click(chromedp.CSS("#chat > li:last-child .actions .retry")))
+	p.waitDone()
+	var after struct {
+		N             int
+		Status, Input string
+		Citations     int
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child');
+		return {N: document.querySelectorAll('#chat > li').length, Status: li.dataset.status, Input: document.querySelector('#question').value,
+			Citations: li.querySelectorAll('details.citation').length}; })()`, &after)
+	if after.N != 1 || after.Status != "complete" || after.Citations == 0 || after.Input != "" {
+		t.Errorf("after 再試行: %+v; want the one exchange answered in place with citations and the box emptied", after)
+	}
+}
+
+func newExtractive(t testing.TB) extractive {
+	t.Helper()
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}
+}
