@@ -3,11 +3,13 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
@@ -220,4 +222,57 @@ func newExtractive(t testing.TB) extractive {
 		t.Fatal(err)
 	}
 	return extractive{answer.NewExtractive(a, answer.ExtractiveOptions{})}
+}
+
+// TestBrowserCitations: [n] in an answer are chips; focusing one shows a
+// card with the source's name and the quoted passage; clicking it opens
+// the viewer with the passage highlighted and scrolled into view.
+func TestBrowserCitations(t *testing.T) {
+	skipWithoutBrowser(t)
+	f := newFixture(t, fixtureOptions{})
+	ts := httptest.NewServer(withClientStub(f.srv))
+	t.Cleanup(ts.Close)
+	p := newBrowser(t, ts.URL, 1280, 900)
+
+	p.ask(qIsolate)
+	var chips int
+	p.eval(`document.querySelectorAll('#chat > li:last-child .answer .body .cite').length`, &chips)
+	if chips == 0 {
+		t.Fatal("no [n] chips in the answer")
+	}
+	p.do("focus a chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	var card struct {
+		Shown          bool
+		Title, Excerpt string
+		Described      string
+	}
+	p.eval(`(() => { const c = document.querySelector('#cite_card'); const chip = document.activeElement;
+		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
+			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || '', Described: chip.getAttribute('aria-describedby')}; })()`, &card)
+	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 || card.Described != "cite_card" {
+		t.Errorf("card on focus: %+v; want the source and the passage", card)
+	}
+
+	p.do("open the source", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	p.until("viewer with the passage", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
+	var hit struct {
+		Text             string
+		InView, Scrolled bool
+		Excerpt, Title   string
+	}
+	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
+		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
+		const li = document.querySelector('#chat > li:last-child'); const n = Number(li.querySelector('.answer .body .cite').dataset.n);
+		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Scrolled: v.scrollTop > 0 || v.querySelector('.viewer-body').scrollTop > 0,
+			Excerpt: li.cites.get(n).excerpt, Title: document.querySelector('#viewer_title').textContent}; })()`, &hit)
+	start := string([]rune(strings.TrimSuffix(hit.Excerpt, "..."))[:10])
+	if !hit.InView || !strings.Contains(strings.Join(strings.Fields(hit.Text), " "), start) || hit.Title == "" {
+		t.Errorf("viewer: %+v; want the cited passage (%q…) highlighted and in view, under the source's name", hit, start)
+	}
+	p.do("close with Escape", chromedp.KeyEvent(kb.Escape))
+	var open bool
+	p.eval(`document.querySelector('#viewer').open`, &open)
+	if open {
+		t.Error("Escape did not close the viewer")
+	}
 }

@@ -455,10 +455,10 @@
       return;
     }
     try {
-      const src = await api('GET', '/api/source/' + encodeURIComponent(c.chunk));
+      const src = await api('GET', '/api/source/' + c.chunk.split('/').map(encodeURIComponent).join('/'));
       title.textContent = src.label || c.label;
       const tab = el('a', '', '新しいタブで開く');
-      tab.href = '/source/' + encodeURIComponent(c.chunk);
+      tab.href = '/source/' + c.chunk.split('/').map(encodeURIComponent).join('/');
       tab.target = '_blank';
       tab.rel = 'noopener';
       links.append(tab);
@@ -474,7 +474,6 @@
       body.replaceChildren(page);
       const hit = page.querySelector('mark#hit, mark');
       if (hit) {
-        hit.id = 'viewer_hit';
         hit.tabIndex = -1;
         hit.scrollIntoView({ block: 'center' });
       }
