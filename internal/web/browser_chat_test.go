@@ -14,6 +14,7 @@ import (
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/llm"
+	"github.com/shirube/shirube/internal/llmtest"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -274,5 +275,46 @@ func TestBrowserCitations(t *testing.T) {
 	p.eval(`document.querySelector('#viewer').open`, &open)
 	if open {
 		t.Error("Escape did not close the viewer")
+	}
+}
+
+// TestBrowserModelTable: a model's Markdown table keeps its header row
+// (and stays a table) after the claim check removes an invented row; the
+// page shows it with borders.
+func TestBrowserModelTable(t *testing.T) {
+	skipWithoutBrowser(t)
+	const invented = "端末はメーカーへ修理に出し代替機をリースで手配する"
+	var kept string
+	fake := llmtest.OpenAI(t, func(r llmtest.Request) llmtest.Reply {
+		// Row 1 quotes the first sentence of evidence 1 word for word.
+		ev := r.User[strings.Index(r.User, `<evidence n="1"`):]
+		ev = ev[strings.Index(ev, ">\n")+2:]
+		for _, line := range strings.Split(ev, "\n") {
+			line = strings.TrimSpace(strings.TrimLeft(line, "#-*0123456789. "))
+			if utf8.RuneCountInString(line) >= 15 && !strings.ContainsAny(line, "|<>") {
+				kept, _, _ = strings.Cut(line, "。")
+				break
+			}
+		}
+		return llmtest.Reply{Text: "| 手順 | 内容 |\n|---|---|\n| 1 | " + kept + " [1] |\n| 2 | " + invented + " [1] |\n"}
+	})
+	f := llmServer(t, fake, false, t.TempDir(), nil)
+	p := newBrowser(t, f.ts.URL, 1280, 900)
+	p.ask("バックアップからの復旧手順は？")
+	var got struct {
+		Head, Rows     []string
+		Body, Unknowns string
+		Border         string
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child'); const b = li.querySelector('.answer .body');
+		const td = b.querySelector('td');
+		return {Head: Array.from(b.querySelectorAll('table thead th'), x => x.textContent.trim()),
+			Rows: Array.from(b.querySelectorAll('table tbody tr'), x => x.textContent.trim()), Body: b.innerText,
+			Unknowns: (li.querySelector('.unknowns') || {}).textContent || '', Border: td ? getComputedStyle(td).borderTopStyle : ''}; })()`, &got)
+	if strings.Join(got.Head, "|") != "手順|内容" || len(got.Rows) != 1 || !strings.Contains(got.Rows[0], kept) || strings.Contains(got.Body, "|") || got.Border != "solid" {
+		t.Errorf("table after the claim check: %+v; want the header 手順|内容, the supported row only, no raw |, bordered cells", got)
+	}
+	if strings.Contains(got.Body, invented) || !strings.Contains(got.Unknowns, invented) {
+		t.Errorf("the invented row: body %q, unknowns %q; want it moved to the unknowns", got.Body, got.Unknowns)
 	}
 }

@@ -402,7 +402,13 @@
       }
       body.querySelectorAll('pre').forEach(addCodeCopy);
     }
-    li.querySelectorAll('.excerpt pre').forEach(addCodeCopy);
+    // Excerpts come as plain text: show their **bold** and `code` as such.
+    li.querySelectorAll('details.citation .excerpt').forEach((q) => {
+      if (q.children.length || !/[*`]/.test(q.textContent)) return;
+      const t = q.textContent;
+      q.replaceChildren();
+      inline(q, t, null);
+    });
   }
   function addCodeCopy(pre) {
     if (pre.parentElement.classList.contains('code')) return;
