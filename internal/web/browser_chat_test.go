@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -317,4 +318,84 @@ func TestBrowserModelTable(t *testing.T) {
 	if strings.Contains(got.Body, invented) || !strings.Contains(got.Unknowns, invented) {
 		t.Errorf("the invented row: body %q, unknowns %q; want it moved to the unknowns", got.Body, got.Unknowns)
 	}
+}
+
+// TestBrowserTwoTabs: each tab has its own conversation — a follow-up in
+// tab A goes to A's conversation, a reload shows each tab its own whole
+// conversation — and the list renames, searches and deletes (after asking).
+func TestBrowserTwoTabs(t *testing.T) {
+	skipWithoutBrowser(t)
+	f := newFixture(t, fixtureOptions{})
+	stub := withClientStub(f.srv)
+	ts := httptest.NewServer(stub)
+	t.Cleanup(ts.Close)
+	a := newBrowser(t, ts.URL, 1280, 900)
+	bctx, cancel := chromedp.NewContext(a.ctx)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(bctx, chromedp.Navigate(ts.URL)); err != nil {
+		t.Fatal(err)
+	}
+	b := &bpage{t: t, ctx: bctx}
+	const listShown = `!document.querySelector('#convs').hidden`
+	a.until("conversation list", listShown)
+	b.until("conversation list", listShown)
+
+	const qA, qB, qA2 = "マルウェア感染端末の隔離手順を教えてください", qDelete, "隔離した後の報告先は？"
+	a.ask(qA)
+	b.ask(qB)
+	a.ask(qA2)
+	var convA, convB string
+	a.eval(`sessionStorage.getItem('shirube.conv')`, &convA)
+	b.eval(`sessionStorage.getItem('shirube.conv')`, &convB)
+	sent := stub.askedIn()
+	if convA == "" || convA == convB || !slices.Equal(sent, []string{"new", "new", convA}) {
+		t.Fatalf("tab A in %q, tab B in %q, questions sent in %q; want two conversations and the follow-up in A's", convA, convB, sent)
+	}
+
+	questions := func(p *bpage) []string {
+		var qs []string
+		p.eval(`Array.from(document.querySelectorAll('#chat > li .question'), q => q.textContent)`, &qs)
+		return qs
+	}
+	a.do("reload A", chromedp.Reload())
+	a.until("A's conversation back", `document.querySelectorAll('#chat > li').length === 2`)
+	b.do("reload B", chromedp.Reload())
+	b.until("B's conversation back", `document.querySelectorAll('#chat > li').length === 1`)
+	if got := questions(a); !slices.Equal(got, []string{qA, qA2}) {
+		t.Errorf("tab A after reload shows %q", got)
+	}
+	if got := questions(b); !slices.Equal(got, []string{qB}) {
+		t.Errorf("tab B after reload shows %q", got)
+	}
+	var answers int
+	a.eval(`document.querySelectorAll('#chat > li .answer .body').length`, &answers)
+	if answers != 2 {
+		t.Errorf("tab A shows %d answers after reload, want 2", answers)
+	}
+
+	// The list: A's conversation is the current one; rename it, find it,
+	// delete B's after the confirmation.
+	a.until("two conversations listed", `document.querySelectorAll('#conv_list li[data-id]').length === 2`)
+	var current string
+	a.eval(`document.querySelector('#conv_list [aria-current=true]').closest('li').dataset.id`, &current)
+	if current != convA {
+		t.Errorf("current conversation in the list %q, want %q", current, convA)
+	}
+	item := func(id string) string { return fmt.Sprintf(`#conv_list li[data-id=%q]`, id) }
+	a.do("rename", chromedp.Click(chromedp.CSS(item(convA)+" .conv-rename")))
+	var ok bool
+	a.eval(`(() => { const f = document.querySelector('#conv_list .conv-edit'); f.querySelector('input').value = '隔離の相談'; f.requestSubmit(); return true; })()`, &ok)
+	a.until("renamed", fmt.Sprintf(`(document.querySelector('%s .conv-open') || {}).textContent === '隔離の相談'`, item(convA)))
+	a.eval(`(() => { const s = document.querySelector('#conv_search'); s.value = '隔離の'; s.dispatchEvent(new Event('input')); return true; })()`, &ok)
+	a.until("search finds one", `document.querySelectorAll('#conv_list li[data-id]').length === 1`)
+	a.eval(`(() => { const s = document.querySelector('#conv_search'); s.value = ''; s.dispatchEvent(new Event('input')); return true; })()`, &ok)
+	a.until("both listed again", `document.querySelectorAll('#conv_list li[data-id]').length === 2`)
+	a.do("delete B's", chromedp.Click(chromedp.CSS(item(convB)+" .conv-delete")))
+	var asking string
+	a.eval(fmt.Sprintf(`document.querySelector('%s').textContent`, item(convB)), &asking)
+	if !strings.Contains(asking, "削除しますか") {
+		t.Errorf("delete did not ask first: %q", asking)
+	}
+	a.do("confirm", chromedp.Click(chromedp.CSS(item(convB)+" .conv-delete-yes")))
+	a.until("deleted", `document.querySelectorAll('#conv_list li[data-id]').length === 1`)
 }

@@ -678,7 +678,11 @@
     } finally {
       if (frame) cancelAnimationFrame(frame);
       inflight = null;
-      finish(li, text, opt, result, streamed, failure, draw);
+      try {
+        finish(li, text, opt, result, streamed, failure, draw);
+      } catch (err) {
+        reply.append(el('p', 'error', '回答を表示できませんでした: ' + err.message));
+      }
       setBusy(false);
       // The end of the answer (sources, buttons) comes into view unless
       // the reader scrolled away.
@@ -925,9 +929,9 @@
     convID = id || '';
     if (convID) sessionStorage.setItem('shirube.conv', convID);
     else sessionStorage.removeItem('shirube.conv');
-    convList?.querySelectorAll('li').forEach((n) => {
-      if (n.dataset.id === convID) n.querySelector('.conv-open').setAttribute('aria-current', 'true');
-      else n.querySelector('.conv-open').removeAttribute('aria-current');
+    convList?.querySelectorAll('.conv-open').forEach((b) => {
+      if (b.closest('li').dataset.id === convID) b.setAttribute('aria-current', 'true');
+      else b.removeAttribute('aria-current');
     });
   }
   async function loadList() {
