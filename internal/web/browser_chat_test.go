@@ -399,3 +399,129 @@ func TestBrowserTwoTabs(t *testing.T) {
 	a.do("confirm", chromedp.Click(chromedp.CSS(item(convB)+" .conv-delete-yes")))
 	a.until("deleted", `document.querySelectorAll('#conv_list li[data-id]').length === 1`)
 }
+
+// TestBrowserFirstScreen: an employee (role user) on a phone sees what the
+// corpus holds and example questions, no retrieval settings, header and
+// question box within a fifth of the screen, named lists; an example asks
+// itself; 👎 with a comment reaches POST /api/feedback; the thumbs are
+// drawn without an emoji font.
+func TestBrowserFirstScreen(t *testing.T) {
+	skipWithoutBrowser(t)
+	f := newFixture(t, fixtureOptions{})
+	stub := withClientStub(f.srv)
+	stub.role = "user"
+	ts := httptest.NewServer(stub)
+	t.Cleanup(ts.Close)
+	p := newBrowser(t, ts.URL, 390, 844)
+	p.do("phone", chromedp.EmulateViewport(390, 844))
+
+	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
+	var facts string
+	p.eval(`document.querySelector('#corpus_facts').textContent`, &facts)
+	if !strings.Contains(facts, "文書 7 件") || !strings.Contains(facts, "9 ページ") {
+		t.Errorf("corpus line %q", facts)
+	}
+	p.until("settings hidden for a user", `document.querySelector('.settings').hidden`)
+	p.do("open the menu", chromedp.Click(chromedp.CSS("#settings_toggle")))
+	var kShown bool
+	p.eval(`!!document.querySelector('#k').offsetParent`, &kShown)
+	if kShown {
+		t.Error("a user sees the retrieval settings")
+	}
+	p.do("close the menu", chromedp.Click(chromedp.CSS("#settings_toggle")))
+	var share float64
+	p.eval(`(document.querySelector('header.top').offsetHeight + document.querySelector('#ask').offsetHeight) / innerHeight`, &share)
+	if share > 0.2 {
+		t.Errorf("header and question box take %.0f %% of a 390×844 screen, want ≤ 20 %%", share*100)
+	}
+	var unnamed []string
+	p.eval(`['#chat', '#conv_list', '#examples'].filter(s => { const l = document.querySelector(s);
+		return !(l.getAttribute('aria-label') || (l.getAttribute('aria-labelledby') && document.getElementById(l.getAttribute('aria-labelledby')).textContent.trim())); })`, &unnamed)
+	if len(unnamed) > 0 {
+		t.Errorf("lists without a name: %q", unnamed)
+	}
+
+	var example string
+	p.eval(`document.querySelector('#examples .example').textContent`, &example)
+	p.do("ask an example", chromedp.Click(chromedp.CSS("#examples .example")))
+	p.waitDone()
+	var asked string
+	var welcome bool
+	p.eval(`document.querySelector('#chat > li:last-child .question').textContent`, &asked)
+	p.eval(`document.querySelector('#welcome').hidden`, &welcome)
+	if asked != example || !welcome {
+		t.Errorf("after the example: asked %q (want %q), first screen hidden %v", asked, example, welcome)
+	}
+
+	var thumbs struct {
+		SVG   int
+		Text  string
+		Label string
+	}
+	p.eval(`(() => { const f = document.querySelector('#chat > li:last-child .feedback');
+		return {SVG: f.querySelectorAll('button svg').length, Text: f.textContent, Label: f.querySelector('.down').getAttribute('aria-label')}; })()`, &thumbs)
+	if thumbs.SVG != 2 || strings.TrimSpace(thumbs.Text) != "" || thumbs.Label == "" {
+		t.Errorf("feedback buttons %+v; want two labelled SVG icons and no emoji text", thumbs)
+	}
+	p.do("thumbs down", chromedp.Click(chromedp.CSS("#chat > li:last-child .thumb.down")))
+	p.until("comment box", `!!document.querySelector('#chat > li:last-child .fb-form input')`)
+	var ok bool
+	p.eval(`(() => { const f = document.querySelector('#chat > li:last-child .fb-form'); f.querySelector('input').value = '手順が古い'; f.requestSubmit(); return true; })()`, &ok)
+	p.until("thanks", `!!document.querySelector('#chat > li:last-child .fb-done')`)
+	var pressed string
+	p.eval(`document.querySelector('#chat > li:last-child .thumb.down').getAttribute('aria-pressed')`, &pressed)
+	sent := stub.feedbackSent()
+	if pressed != "true" || len(sent) != 2 || sent[1]["rating"] != "down" || sent[1]["comment"] != "手順が古い" || (sent[1]["exchange_id"] == nil && sent[1]["request_id"] == nil) {
+		t.Errorf("feedback: pressed %s, sent %v; want 👎 then 👎 with the comment, naming the answer", pressed, sent)
+	}
+}
+
+// TestBrowserSettings: an administrator's sidebar says the weight is
+// chosen per question until the slider moves, then shows it rounded; a k
+// out of range is shown in the field and nothing is sent; a dangerous
+// answer's banner is not an alert again after a reload.
+func TestBrowserSettings(t *testing.T) {
+	skipWithoutBrowser(t)
+	f := newFixture(t, fixtureOptions{})
+	stub := withClientStub(f.srv)
+	ts := httptest.NewServer(stub)
+	t.Cleanup(ts.Close)
+	p := newBrowser(t, ts.URL, 1280, 900)
+	p.until("automatic weight shown", `document.querySelector('#bm25_out').value.startsWith('自動')`)
+	p.do("move the slider", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.KeyEvent(kb.ArrowRight))
+	var out string
+	p.eval(`document.querySelector('#bm25_out').value`, &out)
+	if len(out) != 4 || !strings.HasPrefix(out, "0.") {
+		t.Errorf("slider value shown as %q, want two decimals", out)
+	}
+
+	p.do("k out of range", chromedp.SetValue(chromedp.CSS("#k"), "50"))
+	var ok bool
+	p.eval(`document.querySelector('#k').dispatchEvent(new Event('input')); true`, &ok)
+	p.send(qIsolate)
+	var k struct {
+		Invalid, Msg string
+		Shown        bool
+		Sent         int
+	}
+	p.eval(`({Invalid: document.querySelector('#k').getAttribute('aria-invalid'), Msg: document.querySelector('#k_error').textContent,
+		Shown: !document.querySelector('#k_error').hidden, Sent: document.querySelectorAll('#chat > li').length})`, &k)
+	if k.Invalid != "true" || !k.Shown || !strings.Contains(k.Msg, "1〜20") || k.Sent != 0 {
+		t.Errorf("k=50: %+v; want the field marked with its range and nothing sent", k)
+	}
+	p.do("k back", chromedp.SetValue(chromedp.CSS("#k"), "4"))
+	p.eval(`document.querySelector('#k').dispatchEvent(new Event('input')); true`, &ok)
+
+	p.ask(qDelete)
+	var alerts int
+	p.eval(`document.querySelectorAll('#chat > li:last-child .banner').length`, &alerts)
+	if alerts != 1 {
+		t.Fatalf("%d banners on the dangerous answer", alerts)
+	}
+	p.do("reload", chromedp.Reload())
+	p.until("conversation back", `document.querySelectorAll('#chat > li .banner').length === 1`)
+	p.eval(`document.querySelectorAll('#chat [role=alert]').length`, &alerts)
+	if alerts != 0 {
+		t.Errorf("%d alerts in the reloaded history; banners seen before are not announced again", alerts)
+	}
+}

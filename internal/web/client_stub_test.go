@@ -31,7 +31,9 @@ type clientStub struct {
 	excerpts map[string]string // stub chunk id → excerpt
 	real     *bool             // the wrapped server has conversations
 	convs    []*stubConv
-	asks     []string // the conversation_id of each /api/ask, in order
+	asks     []string         // the conversation_id of each /api/ask, in order
+	feedback []map[string]any // the bodies of POST /api/feedback
+	role     string           // GET /api/me: "user", else admin
 }
 
 type stubConv struct {
@@ -53,8 +55,47 @@ func (s *clientStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.source(w, strings.TrimPrefix(p, "/api/source/"))
 	case strings.HasPrefix(p, "/api/conversations") && !s.hasConversations():
 		s.conversations(w, r)
+	case p == "/api/feedback" || p == "/api/corpus" || p == "/api/me":
+		// The real answer when the server has the route, else the stub's.
+		rec := httptest.NewRecorder()
+		raw, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		s.next.ServeHTTP(rec, r)
+		if rec.Code != http.StatusNotFound {
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = rec.Body.WriteTo(w)
+			return
+		}
+		s.fallback(w, p, raw)
 	default:
 		s.next.ServeHTTP(w, r)
+	}
+}
+
+// fallback answers /api/feedback, /api/corpus and /api/me as docs/API.md
+// says, for a server without them.
+func (s *clientStub) fallback(w http.ResponseWriter, path string, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch path {
+	case "/api/feedback":
+		var fb map[string]any
+		_ = json.Unmarshal(body, &fb)
+		s.feedback = append(s.feedback, fb)
+		w.WriteHeader(http.StatusNoContent)
+	case "/api/corpus":
+		writeJSON(w, http.StatusOK, map[string]any{"documents": 7, "pages": 9, "chunks": 62, "updated_at": "2026-01-05T10:00:03+09:00",
+			"examples": []string{"マルウェア感染端末の隔離手順について教えてください", "VPN に接続できないときの確認事項は？", "バックアップからの復旧手順は？", "パスワードをリセットする手順は？"}})
+	case "/api/me":
+		if s.role == "user" {
+			writeJSON(w, http.StatusOK, map[string]any{"role": "user", "max_question": 2000, "max_history": 5})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"role": "admin", "max_question": 2000, "max_history": 5,
+			"settings": map[string]any{"k": 4, "max_k": 20, "bm25_weight": nil, "auto_weight": true, "can_rebuild": true}})
 	}
 }
 
@@ -208,6 +249,13 @@ func (s *clientStub) done(data string, conv *stubConv, replace string) string {
 	}
 	b, _ := json.Marshal(rep)
 	return string(b)
+}
+
+// feedbackSent returns the bodies of POST /api/feedback.
+func (s *clientStub) feedbackSent() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.feedback)
 }
 
 // askedIn returns the conversation_id the page sent with each question.
