@@ -2,8 +2,10 @@ package web
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -524,4 +526,86 @@ func TestBrowserSettings(t *testing.T) {
 	if alerts != 0 {
 		t.Errorf("%d alerts in the reloaded history; banners seen before are not announced again", alerts)
 	}
+}
+
+// writeScreenshots makes TestScreenshots write the chat page's screenshots
+// into docs/ (desktop 1440×900 and phone 390×844, light and dark):
+//
+//	go test ./internal/web -run TestScreenshots -screenshots
+var writeScreenshots = flag.Bool("screenshots", false, "write docs/chat-*.png from TestScreenshots")
+
+// TestScreenshots takes the README's screenshots of a conversation with a
+// citation card open, and logs the page's weight and first paint as the
+// browser measured them (figures, not assertions).
+func TestScreenshots(t *testing.T) {
+	skipWithoutBrowser(t)
+	if !*writeScreenshots {
+		t.Skip("screenshots are written only with -screenshots")
+	}
+	docs, err := filepath.Abs(filepath.Join("..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, fixtureOptions{gen: streaming{newExtractive(t)}})
+	stub := withClientStub(f.srv)
+	ts := httptest.NewServer(stub)
+	t.Cleanup(ts.Close)
+	p := newBrowser(t, ts.URL, 1440, 900)
+	p.do("desktop", chromedp.EmulateViewport(1440, 900))
+	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
+	var weight struct {
+		Bytes, Requests int
+		FCP, Load       float64
+		Third           []string
+	}
+	const measure = `(() => { const nav = performance.getEntriesByType('navigation')[0]; const rs = performance.getEntriesByType('resource').filter(r => !r.name.includes('/api/'));
+		const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+		return {Bytes: nav.transferSize + rs.reduce((n, r) => n + r.transferSize, 0), Requests: 1 + rs.length,
+			FCP: fcp ? fcp.startTime : -1, Load: nav.loadEventEnd,
+			Third: rs.map(r => r.name).filter(n => !n.startsWith(location.origin))}; })()`
+	p.eval(measure, &weight)
+	t.Logf("cold browser: page %d bytes over the wire in %d requests (API calls aside), first contentful paint %.0f ms, load %.0f ms, third-party %q",
+		weight.Bytes, weight.Requests, weight.FCP, weight.Load, weight.Third)
+	for i := range 3 {
+		// Warm: the browser is up; the cache is bypassed (no-cache assets
+		// are fetched again).
+		p.do("reload", chromedp.Reload())
+		p.until("reloaded", `document.readyState === 'complete' && performance.getEntriesByName('first-contentful-paint').length > 0`)
+		p.eval(measure, &weight)
+		t.Logf("reload %d: page %d bytes over the wire in %d requests, first contentful paint %.0f ms, load %.0f ms, third-party %q",
+			i+1, weight.Bytes, weight.Requests, weight.FCP, weight.Load, weight.Third)
+	}
+	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
+	var share float64
+	p.do("phone", chromedp.EmulateViewport(390, 844))
+	p.eval(`(document.querySelector('header.top').offsetHeight + document.querySelector('#ask').offsetHeight) / innerHeight`, &share)
+	t.Logf("phone 390×844: header + question box = %.1f %% of the screen", share*100)
+	p.do("desktop", chromedp.EmulateViewport(1440, 900))
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeShot(t, filepath.Join(docs, name), png)
+	}
+	shoot("chat-first-screen.png")
+	p.ask("マルウェア感染端末の隔離手順を教えてください")
+	p.ask(qDelete)
+	p.eval(`document.querySelector('#chat > li:first-child .question').scrollIntoView(); true`, new(bool))
+	p.do("card", chromedp.Focus(chromedp.CSS("#chat > li:first-child .answer .body .cite")))
+	shoot("chat-desktop-light.png")
+	p.colorScheme("dark")
+	shoot("chat-desktop-dark.png")
+	p.do("phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	p.colorScheme("light")
+	p.eval(`document.activeElement.blur(); window.scrollTo(0, document.documentElement.scrollHeight); true`, new(bool))
+	shoot("chat-phone-light.png")
+	p.colorScheme("dark")
+	shoot("chat-phone-dark.png")
+	p.colorScheme("light")
+	p.do("viewer", chromedp.EmulateViewport(1440, 900))
+	p.do("open a source", chromedp.Click(chromedp.CSS("#chat > li:first-child .answer .body .cite")))
+	p.until("viewer", `!!document.querySelector('#viewer mark#hit')`)
+	shoot("chat-source-viewer.png")
 }
