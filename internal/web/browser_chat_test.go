@@ -342,10 +342,17 @@ func TestBrowserTwoTabs(t *testing.T) {
 	a.until("conversation list", listShown)
 	b.until("conversation list", listShown)
 
-	const qA, qB, qA2 = "マルウェア感染端末の隔離手順を教えてください", qDelete, "隔離した後の報告先は？"
+	const qA, qB, qA2 = "マルウェア感染端末の隔離手順を教えてください", qDelete, "その報告先は？"
 	a.ask(qA)
 	b.ask(qB)
 	a.ask(qA2)
+	// The follow-up was searched as a stand-alone query made from A's
+	// conversation (not B's): the page says what it searched.
+	var searched string
+	a.eval(`(document.querySelector('#chat > li:last-child .rewritten') || {}).textContent || ''`, &searched)
+	if !strings.HasPrefix(searched, "検索した内容: ") || !strings.Contains(searched, "隔離") || strings.Contains(searched, "削除") {
+		t.Errorf("under the follow-up: %q; want 「検索した内容: …」 about A's topic", searched)
+	}
 	var convA, convB string
 	a.eval(`sessionStorage.getItem('shirube.conv')`, &convA)
 	b.eval(`sessionStorage.getItem('shirube.conv')`, &convB)

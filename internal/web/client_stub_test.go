@@ -232,6 +232,9 @@ func (s *clientStub) done(data string, conv *stubConv, replace string) string {
 	}
 	if conv != nil {
 		v := map[string]any{"question": rep["query"], "html": rep["html"], "citations": rep["citations"], "status": "complete"}
+		if q, ok := rep["rewritten_query"]; ok {
+			v["rewritten_query"] = q
+		}
 		var x map[string]any
 		for _, e := range conv.Exchanges {
 			if e["id"] == replace {
