@@ -60,6 +60,13 @@ func (g gated) GenerateStream(ctx context.Context, q string, rs []retrieve.Resul
 	return a, nil
 }
 
+// ready waits for the page's script to have started (conversations and
+// role looked up).
+func (p *bpage) ready() {
+	p.t.Helper()
+	p.until("page ready", `document.documentElement.dataset.ready === 'true'`)
+}
+
 // send types q and presses Enter without waiting for the answer.
 func (p *bpage) send(q string) {
 	p.t.Helper()
@@ -97,6 +104,7 @@ func TestBrowserStreaming(t *testing.T) {
 	gate := make(chan struct{})
 	f := newFixture(t, fixtureOptions{gen: gated{extractive: newExtractive(t), gate: gate, text: longAnswer}})
 	p := newBrowser(t, f.ts.URL, 390, 844)
+	p.ready()
 
 	p.send(qDelete)
 	p.until("danger banner", `!!document.querySelector('#chat > li:last-child .banner')`)
@@ -179,6 +187,7 @@ func TestBrowserServerDies(t *testing.T) {
 	gate := make(chan struct{})
 	f := newFixture(t, fixtureOptions{gen: gated{extractive: newExtractive(t), gate: gate}})
 	p := newBrowser(t, f.ts.URL, 1280, 900)
+	p.ready()
 
 	p.send(qIsolate)
 	gate <- struct{}{}
@@ -237,6 +246,7 @@ func TestBrowserCitations(t *testing.T) {
 	ts := httptest.NewServer(withClientStub(f.srv))
 	t.Cleanup(ts.Close)
 	p := newBrowser(t, ts.URL, 1280, 900)
+	p.ready()
 
 	p.ask(qIsolate)
 	var chips int
@@ -303,6 +313,7 @@ func TestBrowserModelTable(t *testing.T) {
 	})
 	f := llmServer(t, fake, false, t.TempDir(), nil)
 	p := newBrowser(t, f.ts.URL, 1280, 900)
+	p.ready()
 	p.ask("バックアップからの復旧手順は？")
 	var got struct {
 		Head, Rows     []string
@@ -332,12 +343,14 @@ func TestBrowserTwoTabs(t *testing.T) {
 	ts := httptest.NewServer(stub)
 	t.Cleanup(ts.Close)
 	a := newBrowser(t, ts.URL, 1280, 900)
+	a.ready()
 	bctx, cancel := chromedp.NewContext(a.ctx)
 	t.Cleanup(cancel)
 	if err := chromedp.Do(bctx, chromedp.Navigate(ts.URL)); err != nil {
 		t.Fatal(err)
 	}
 	b := &bpage{t: t, ctx: bctx}
+	b.ready()
 	const listShown = `!document.querySelector('#convs').hidden`
 	a.until("conversation list", listShown)
 	b.until("conversation list", listShown)
@@ -422,6 +435,7 @@ func TestBrowserFirstScreen(t *testing.T) {
 	ts := httptest.NewServer(stub)
 	t.Cleanup(ts.Close)
 	p := newBrowser(t, ts.URL, 390, 844)
+	p.ready()
 	p.do("phone", chromedp.EmulateViewport(390, 844))
 
 	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
@@ -496,6 +510,7 @@ func TestBrowserSettings(t *testing.T) {
 	ts := httptest.NewServer(stub)
 	t.Cleanup(ts.Close)
 	p := newBrowser(t, ts.URL, 1280, 900)
+	p.ready()
 	p.until("automatic weight shown", `document.querySelector('#bm25_out').value.startsWith('自動')`)
 	p.do("move the slider", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.KeyEvent(kb.ArrowRight))
 	var out string
@@ -558,6 +573,7 @@ func TestScreenshots(t *testing.T) {
 	ts := httptest.NewServer(stub)
 	t.Cleanup(ts.Close)
 	p := newBrowser(t, ts.URL, 1440, 900)
+	p.ready()
 	p.do("desktop", chromedp.EmulateViewport(1440, 900))
 	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
 	var weight struct {

@@ -1156,7 +1156,8 @@
   // ---- start ----
   // Exchanges the server rendered: chips, actions; their banners were
   // announced when they were new and are not alerts again.
-  chat.querySelectorAll(':scope > li.exchange').forEach((li) => {
+  const rendered = Array.from(chat.querySelectorAll(':scope > li.exchange'));
+  rendered.forEach((li) => {
     li.dataset.key = 'x' + ++keys;
     li.versions = [];
     enhance(li, null);
@@ -1187,10 +1188,15 @@
     $('convs')?.toggleAttribute('hidden', !convs);
     if (convs) {
       // Each tab has its own conversation; the server's per-browser
-      // history is not this tab's.
-      await openConv(convID);
+      // history is not this tab's. A question asked meanwhile stays.
+      if (busy || chat.querySelector('li.exchange[data-status]')) {
+        rendered.forEach((li) => li.remove());
+      } else {
+        await openConv(convID);
+      }
       loadList();
     }
+    root.dataset.ready = 'true'; // tests wait for this
   })();
   loadCorpus();
   if (status) pollStatus();
