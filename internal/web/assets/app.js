@@ -478,6 +478,19 @@
       const page = el('div', 'source-page');
       page.innerHTML = src.html; // rendered and sanitised by the server
       body.replaceChildren(page);
+      if (src.image_url) {
+        // A PDF: the original page as an image beside the text.
+        const fig = el('figure', 'source-image');
+        const img = el('img');
+        img.src = src.image_url;
+        img.alt = (src.label || c.label) + ' の元のページ';
+        img.loading = 'lazy';
+        fig.append(img);
+        body.append(fig);
+        body.classList.add('with-image');
+      } else {
+        body.classList.remove('with-image');
+      }
       const hit = page.querySelector('mark#hit, mark');
       if (hit) {
         hit.tabIndex = -1;
@@ -657,6 +670,15 @@
           banner.append(el('span', 'ico-warn'), String(data.banner || '').replace(/^[^\p{L}\p{N}]+/u, ''));
           live.prepend(banner);
           reply.dataset.bannerShown = 'true';
+        } else if (name === 'meta') {
+          // The answer's ids before its first word: a stream that ends
+          // early can still be rated, regenerated and reloaded.
+          if (data.exchange_id) li.dataset.id = data.exchange_id;
+          if (data.request_id) li.dataset.request = data.request_id;
+          if (data.conversation_id && data.conversation_id !== convID) {
+            setConv(data.conversation_id);
+            loadList();
+          }
         } else if (name === 'delta') {
           // The first words show at once; later ones once per frame.
           const first = !streamed;
