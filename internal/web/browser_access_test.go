@@ -383,6 +383,7 @@ func TestBrowserAnswers(t *testing.T) {
 	f := newFixture(t, fixtureOptions{gen: gen})
 	f.asst.Swap(openSearcher(t, filepath.Join(root, "index")))
 	p := newBrowser(t, f.ts.URL, 1280, 1000)
+	p.until("page ready", `document.documentElement.dataset.ready === 'true'`)
 
 	// Item 17: a document line starting with <div> / <script>.
 	p.ask("証跡保全の手順を教えてください")

@@ -55,6 +55,10 @@ func (s *clientStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.source(w, strings.TrimPrefix(p, "/api/source/"))
 	case strings.HasPrefix(p, "/api/conversations") && !s.hasConversations():
 		s.conversations(w, r)
+	case p == "/api/me" && s.role == "user":
+		// A user's page, whatever the wrapped server would say of this
+		// (token-less) browser.
+		s.fallback(w, p, nil)
 	case p == "/api/feedback" || p == "/api/corpus" || p == "/api/me":
 		// The real answer when the server has the route, else the stub's.
 		rec := httptest.NewRecorder()
