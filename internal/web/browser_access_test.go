@@ -506,7 +506,7 @@ func TestBrowserAnswers(t *testing.T) {
 	var shownBefore, shownAfter []string
 	p.eval(`Array.from(document.querySelectorAll('#chat > li:not([data-status=stopped]) .question'), q => q.textContent)`, &shownBefore)
 	p.do("reload", chromedp.Reload())
-	p.until("page reloaded", `document.readyState === 'complete' && !!document.querySelector('#question')`)
+	p.until("page reloaded", `document.readyState === 'complete' && document.documentElement.dataset.ready === 'true'`)
 	p.eval(`Array.from(document.querySelectorAll('#chat > li .question'), q => q.textContent)`, &shownAfter)
 	// The page had trimmed the oldest answer to make room for the stopped
 	// exchange; the server keeps the last five answered ones.
@@ -565,7 +565,7 @@ func TestBrowserAnswers(t *testing.T) {
 	p.do("confirm clear", chromedp.Click(chromedp.CSS("#reset")))
 	p.until("chat cleared", `document.querySelectorAll('#chat > li').length === 0`)
 	p.do("reload", chromedp.Reload())
-	p.until("page reloaded", `document.readyState === 'complete' && !!document.querySelector('#question')`)
+	p.until("page reloaded", `document.readyState === 'complete' && document.documentElement.dataset.ready === 'true'`)
 	var left int
 	p.eval(`document.querySelectorAll('#chat > li').length`, &left)
 	if left != 0 {

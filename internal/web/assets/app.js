@@ -1170,6 +1170,12 @@
     reset.classList.remove('danger');
     const resp = await fetch('/api/session/reset', { method: 'POST' });
     if (loginExpired(resp)) return;
+    if (convs && convID) {
+      // This tab's stored conversation goes too.
+      try { await api('DELETE', '/api/conversations/' + encodeURIComponent(convID)); } catch (err) { /* gone already */ }
+      setConv('');
+      loadList();
+    }
     chat.replaceChildren();
     showWelcome();
     question.focus();
