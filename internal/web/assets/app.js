@@ -204,17 +204,11 @@
   function follow() {
     if (!followTarget || !following) return;
     const gap = bottomGap(followTarget);
-    if (gap > 0) {
-      programmatic = true;
-      window.scrollBy(0, gap + 8);
-    }
+    if (gap > 0) window.scrollBy(0, gap + 8);
   }
-  let programmatic = false;
+  // Our own scrolling leaves the end in view (following stays on); a
+  // reader's scroll up leaves it below (following goes off).
   window.addEventListener('scroll', () => {
-    if (programmatic) {
-      programmatic = false;
-      return;
-    }
     if (!followTarget) return;
     following = bottomGap(followTarget) <= 40;
     jump.hidden = following;
