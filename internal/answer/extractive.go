@@ -112,6 +112,8 @@ type candidate struct {
 	// number is the item number of its line ("1.") when it is the line's
 	// first sentence; answers keep it so that steps read as steps.
 	number string
+	// code marks a line of a fenced code block (quoted in a fence).
+	code bool
 	// prev and next are the sentences before and after it in the
 	// document: in its chunk, or across the join of a stitched chunk.
 	prev, next *candidate
@@ -248,6 +250,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 					runes: utf8.RuneCountInString(s),
 					terms: termSet(e.tok.Terms(s)),
 					item:  li < len(info) && info[li].item,
+					code:  li < len(info) && info[li].code,
 					typed: typed,
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
@@ -1141,8 +1144,31 @@ func compose(picked []*candidate, results []retrieve.Result) (string, []Evidence
 			ev = append(ev, Evidence{N: n, File: r.File, Page: r.Page, Heading: r.Heading, Score: r.Score})
 		}
 		support[c.chunk] = append(support[c.chunk], c.text)
+		if c.code {
+			// Lines of a fenced code block are quoted in a fenced block,
+			// as written (commands are copied from the answer), with the
+			// citation after the block.
+			prevCode := i > 0 && sorted[i-1].code && sorted[i-1].chunk == c.chunk && sorted[i-1].line+1 == c.line
+			nextCode := i+1 < len(sorted) && sorted[i+1].code && sorted[i+1].chunk == c.chunk && sorted[i+1].line == c.line+1
+			switch {
+			case prevCode:
+				b.WriteString("\n")
+			case i > 0:
+				b.WriteString("\n\n```\n")
+			default:
+				b.WriteString("```\n")
+			}
+			inList = false
+			b.WriteString(c.text)
+			if !nextCode {
+				b.WriteString("\n```\n[" + strconv.Itoa(n) + "]")
+			}
+			continue
+		}
 		newLine := i == 0 || !continues(sorted[i-1], c)
-		if i > 0 {
+		if i > 0 && sorted[i-1].code {
+			b.WriteString("\n\n")
+		} else if i > 0 {
 			switch {
 			case newLine && inList && c.number == "":
 				b.WriteString("\n\n") // a blank line ends the numbered list

@@ -59,7 +59,9 @@ func TestExtractiveAnswersTheQuestionType(t *testing.T) {
 }
 
 // TestExtractiveProcedureSection: a procedure question is answered with the
-// steps — commands included — of the section whose own heading names it.
+// steps — commands included, in a fenced block as the source has them, so
+// that they are copied as written — of the section whose own heading names
+// it.
 func TestExtractiveProcedureSection(t *testing.T) {
 	gen := NewExtractive(bigrams{}, ExtractiveOptions{})
 	rs := []retrieve.Result{
@@ -72,8 +74,8 @@ func TestExtractiveProcedureSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(a.Text, "Unlock-ADAccount -Identity yamada.taro") || strings.Contains(a.Text, "入力ミス") || strings.Contains(a.Text, "```") {
-		t.Errorf("answer %q: want the unlock commands, not the overview or the fence", a.Text)
+	if !strings.Contains(a.Text, "```\nUnlock-ADAccount -Identity yamada.taro\nGet-ADUser yamada.taro -Properties LockedOut\n```") || strings.Contains(a.Text, "入力ミス") {
+		t.Errorf("answer %q: want the unlock commands in a fenced block, not the overview", a.Text)
 	}
 }
 

@@ -255,15 +255,37 @@ type Statement struct {
 // an answer's heading lines are dropped.
 func SplitClaims(text string) []Statement {
 	var out []Statement
-	for li, orig := range strings.Split(text, "\n") {
+	lines := strings.Split(text, "\n")
+	fenced, inTable := false, false
+	for li, orig := range lines {
 		// line is orig without surrounding space and list bullet; off is
 		// where it starts in orig.
 		line := strings.TrimLeftFunc(orig, unicode.IsSpace)
 		off := len(orig) - len(line)
 		line = strings.TrimRightFunc(line, unicode.IsSpace)
-		if line == "" || headingLine.MatchString(line) {
+		if codeFence.MatchString(line) {
+			fenced = !fenced
 			continue
 		}
+		// A table's header row names its columns; it claims nothing (and
+		// must stay for the table to be one).
+		if line == "" || headingLine.MatchString(line) || !fenced && li+1 < len(lines) && tableRow.MatchString(line) && tableDelimiter.MatchString(strings.TrimSpace(lines[li+1])) {
+			inTable = false
+			continue
+		}
+		if !fenced && tableDelimiter.MatchString(line) && strings.Contains(line, "|") {
+			inTable = true
+			continue
+		}
+		if inTable && tableRow.MatchString(line) {
+			// A table row is one statement: its cells' words, without the
+			// numbering cells (手順 1, 2 …) that no source spells out.
+			if st, ok := rowStatement(line, off, li); ok {
+				out = append(out, st)
+			}
+			continue
+		}
+		inTable = false
 		if loc := bulletPrefix.FindStringIndex(line); loc != nil {
 			line, off = line[loc[1]:], off+loc[1]
 		}
@@ -306,6 +328,30 @@ func SplitClaims(text string) []Statement {
 	return out
 }
 
+// rowStatement is the statement of a table row: the words of its cells
+// but the cells that only number the rows, with the citations of the whole
+// row; cutting it cuts the whole row. ok is false for a row without words.
+func rowStatement(line string, off, li int) (Statement, bool) {
+	var cited []int
+	for _, m := range citation.FindAllStringSubmatch(line, -1) {
+		cited = addCites(cited, m[1])
+	}
+	var words []string
+	for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
+		c = strings.TrimSpace(stripCitations(c))
+		if c != "" && !rowNumber.MatchString(c) {
+			words = append(words, c)
+		}
+	}
+	plain := strings.Join(words, " ")
+	if !hasWordRune(plain) {
+		return Statement{}, false
+	}
+	return Statement{Text: plain, Cited: cited, Line: li, raw: line, start: off}, true
+}
+
+var rowNumber = regexp.MustCompile(`^(?:[（(]?\d{1,3}[.)）]?|手順\s*\d{1,3})$`)
+
 // stripCitations removes citation markers from s, again until none is
 // left: removing 「[0]」 from 「[[0]0]」 makes a new one. Every pass that
 // changes s shortens it, so the loop ends.
@@ -319,14 +365,26 @@ func stripCitations(s string) string {
 	}
 }
 
+// Markdown structure that holds no words and must survive the removal of
+// claims around it: code fences, table rows and delimiter rows.
+var (
+	codeFence      = regexp.MustCompile("^(```|~~~)")
+	tableRow       = regexp.MustCompile(`^\|.*\|$`)
+	tableDelimiter = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
+)
+
 // removeStatements returns text without the statements drop selects, each
 // cut out at its own place in its line. A dropped statement's citations
 // stay when a kept statement before it on the same line shares them, so
 // that statement keeps its support; a line left with nothing but a bullet
-// goes.
+// (or a table row left with no words) goes, and so does a code block left
+// empty. Lines no statement was cut from stay as they were: Markdown
+// structure without words (a table's delimiter row, a code fence, a rule)
+// keeps the table, the code block and the rule whole.
 func removeStatements(text string, stmts []Statement, drop func(i int) bool) string {
 	lines := strings.Split(text, "\n")
 	gone := make([]bool, len(lines))
+	cut := make([]bool, len(lines))
 	// Right to left, so that the places of the statements still to cut
 	// stay valid.
 	for i := len(stmts) - 1; i >= 0; i-- {
@@ -346,11 +404,31 @@ func removeStatements(text string, stmts []Statement, drop func(i int) bool) str
 			}
 		}
 		lines[st.Line] = l[:st.start] + keep + l[end:]
+		cut[st.Line] = true
 	}
 	for i, l := range lines {
-		if strings.TrimSpace(l) != "" && !hasWordRune(bulletPrefix.ReplaceAllString(citation.ReplaceAllString(strings.TrimSpace(l), ""), "")) {
+		if cut[i] && !hasWordRune(bulletPrefix.ReplaceAllString(citation.ReplaceAllString(strings.TrimSpace(l), ""), "")) {
 			gone[i] = true
 		}
+	}
+	// A code block whose every line went goes whole.
+	open := -1
+	for i, l := range lines {
+		if !codeFence.MatchString(strings.TrimSpace(l)) {
+			continue
+		}
+		if open < 0 {
+			open = i
+			continue
+		}
+		empty := true
+		for j := open + 1; j < i; j++ {
+			empty = empty && (gone[j] || strings.TrimSpace(lines[j]) == "" && cut[j])
+		}
+		if empty && i > open+1 {
+			gone[open], gone[i] = true, true
+		}
+		open = -1
 	}
 	var out []string
 	for i, l := range lines {

@@ -112,6 +112,13 @@ func TestWithoutUnsupported(t *testing.T) {
 			"端末のLANケーブルを抜いて隔離する。[1]"},
 		// Everything supported: unchanged.
 		{"隔離後30分以内にSOCへ報告する。[1]", "隔離後30分以内にSOCへ報告する。[1]"},
+		// A table keeps its header and delimiter rows; the invented row goes
+		// without leaving a blank line that would end the table.
+		{"| 手順 | 内容 |\n|---|---|\n| 1 | LANケーブルを抜いてネットワークから隔離する [1] |\n| 2 | 端末はメーカーへ修理に出し代替機をリースで手配する [1] |\n| 3 | 隔離後30分以内にSOCへ報告する [1] |",
+			"| 手順 | 内容 |\n|---|---|\n| 1 | LANケーブルを抜いてネットワークから隔離する [1] |\n| 3 | 隔離後30分以内にSOCへ報告する [1] |"},
+		// A code block left empty goes whole; a rule and a kept block stay.
+		{"端末のLANケーブルを抜いて隔離する。[1]\n\n```\n端末はメーカーへ修理に出し代替機をリースで手配する [1]\n```\n\n---\n\n```\n隔離後30分以内にSOCへ報告する [1]\n```",
+			"端末のLANケーブルを抜いて隔離する。[1]\n\n\n---\n\n```\n隔離後30分以内にSOCへ報告する [1]\n```"},
 	}
 	for _, tt := range tests {
 		v := VerifyClaims(tt.text, evidence, tok, 0)
@@ -122,7 +129,7 @@ func TestWithoutUnsupported(t *testing.T) {
 }
 
 func FuzzSplitClaims(f *testing.F) {
-	for _, s := range []string{"端末を隔離する。[1]ログを保全する。[2]", "1. a [1]\n- b［2］", "A. B! C? [1, 2]", "。[", "[1]", "## x\n|a|b|"} {
+	for _, s := range []string{"端末を隔離する。[1]ログを保全する。[2]", "1. a [1]\n- b［2］", "A. B! C? [1, 2]", "。[", "[1]", "## x\n|a|b|", "|a|b|\n|---|---|\n| 1 | 隔離する [1] |\n```\nx y [2]\n```"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -170,7 +177,7 @@ func TestVerifyClaimsBracketedText(t *testing.T) {
 // stay in [0, 1], and taking the unsupported claims out never panics,
 // never adds text and leaves no unsupported claim behind.
 func FuzzVerifyClaims(f *testing.F) {
-	for _, s := range []string{"端末を隔離する。[1]翌日に廃棄する。[1]", "- 30分以内に報告する [2]\n1. 隔離 [1]", "A. B [3]. [1]", "[1][1]。。", "x\n\n- [2]"} {
+	for _, s := range []string{"端末を隔離する。[1]翌日に廃棄する。[1]", "- 30分以内に報告する [2]\n1. 隔離 [1]", "A. B [3]. [1]", "[1][1]。。", "x\n\n- [2]", "| 手順 | 内容 |\n|---|---|\n| 1 | 30分以内に報告する [1] |\n| 2 | 翌日に廃棄する [2] |\n```\n翌日に廃棄する [1]\n```"} {
 		f.Add(s)
 	}
 	ev := map[int]string{1: "感染端末はネットワークから隔離する。30分以内にSOCへ報告する。", 2: "ログは1年間保管する。"}

@@ -150,8 +150,10 @@ func TestBrowser(t *testing.T) {
 	}
 	var defaults []string
 	eval(`['#data_folder_path','#k','#bm25_weight','#vector_out'].map(s => document.querySelector(s).value)`, &defaults)
-	if strings.Join(defaults, " ") != data+" 4 0.6 0.40" {
-		t.Errorf("sidebar defaults %q, want %s 4 0.6 0.40", defaults, data)
+	// A server that chooses the weight per question says so (「自動」)
+	// until the slider moves (issue 21 item 7).
+	if d := strings.Join(defaults, " "); d != data+" 4 0.6 0.40" && d != data+" 4 0.6 自動" {
+		t.Errorf("sidebar defaults %q, want %s 4 0.6 and 0.40 or 自動", defaults, data)
 	}
 	var readOnly bool
 	eval(`document.querySelector('#data_folder_path').readOnly`, &readOnly)
@@ -182,7 +184,7 @@ func TestBrowser(t *testing.T) {
 
 	// Count the streamed updates of the answer text.
 	var ok bool
-	eval(`window.__deltas = 0; new MutationObserver(ms => { for (const m of ms) if (m.target.classList && m.target.classList.contains('streaming')) window.__deltas++; })
+	eval(`window.__deltas = 0; new MutationObserver(ms => { for (const m of ms) if (m.target.closest && m.target.closest('.streaming')) window.__deltas++; })
 		.observe(document.querySelector('#chat'), {subtree: true, childList: true, characterData: true}); true`, &ok)
 
 	// A question from the demo corpus: streamed answer (the isolation
@@ -195,7 +197,10 @@ func TestBrowser(t *testing.T) {
 	var deltas, nCites int
 	eval(`window.__deltas`, &deltas)
 	eval(`document.querySelectorAll('#chat > li:last-child details.citation').length`, &nCites)
-	if deltas < 2 {
+	// Deltas arriving within one frame are drawn together (on a local
+	// server that may be all of them); TestBrowserStreaming holds the
+	// stream piece by piece.
+	if deltas < 1 {
 		t.Errorf("answer text updated %d times; not streamed", deltas)
 	}
 	if nCites == 0 {
@@ -243,7 +248,7 @@ func TestBrowser(t *testing.T) {
 		return b ? {text: b.textContent, color: getComputedStyle(b).backgroundColor, first: b === b.parentElement.firstElementChild} : {}; })()`, &banner)
 	var r, g, b int
 	fmt.Sscanf(banner.Color, "rgb(%d, %d, %d)", &r, &g, &b)
-	if banner.Text != guard.Banner || !banner.First || r < 150 || g > 90 || b > 90 {
+	if banner.Text != strings.TrimPrefix(guard.Banner, "⚠️ ") || !banner.First || r < 150 || g > 90 || b > 90 {
 		t.Errorf("banner %+v, want a red %q first in the answer", banner, guard.Banner)
 	}
 

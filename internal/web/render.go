@@ -44,9 +44,9 @@ func newMarkdown() *markdown {
 	}
 }
 
-// textOnlyHTMLParser is goldmark's default parser without the two rules
-// that recognise raw HTML (HTML blocks and inline HTML), so such text stays
-// text.
+// textOnlyHTMLParser is goldmark's default parser without the rules that
+// recognise raw HTML (HTML blocks and inline HTML) and angle-bracket
+// autolinks, so such text stays text.
 func textOnlyHTMLParser() parser.Parser {
 	var blocks, inlines []util.PrioritizedValue
 	for _, v := range parser.DefaultBlockParsers() {
@@ -55,7 +55,10 @@ func textOnlyHTMLParser() parser.Parser {
 		}
 	}
 	for _, v := range parser.DefaultInlineParsers() {
-		if v.Value != parser.NewRawHTMLParser() {
+		// Nor angle-bracket autolinks: <attacker@example.com> in a document
+		// stays that text (a mailto link would drop the brackets, and a
+		// copied command would differ from the document).
+		if v.Value != parser.NewRawHTMLParser() && v.Value != parser.NewAutoLinkParser() {
 			inlines = append(inlines, v)
 		}
 	}

@@ -61,7 +61,7 @@ func TestRenderAnswer(t *testing.T) {
 		never []string
 	}{
 		{"danger banner and citation", assistant.Reply{Answer: guard.Banner + "\n\n削除します。 [1]", Evidence: ev, Flags: answer.Flags{DangerousOperation: true}},
-			[]string{`<div class="banner" role="alert">⚠️ 承認・確認が必要</div>`, `<details class="citation"><summary>引用元: x p.2 &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
+			[]string{`<div class="banner"><span class="ico-warn" aria-hidden="true"></span>承認・確認が必要</div>`, `<details class="citation"><summary>引用元: x p.2 &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
 			[]string{"<p>⚠️"}},
 		{"insufficient evidence template", assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Evidence: ev, Flags: answer.Flags{InsufficientEvidence: true}},
 			[]string{`answer-insufficient`, "該当する手順が見つかりませんでした", "<li>"},
