@@ -318,14 +318,6 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	return m, nil
 }
 
-func ones(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = 1
-	}
-	return out
-}
-
 // trainRef is one training question: its article, paragraph and chunk.
 type trainRef struct {
 	art, para, chunk int
