@@ -13,6 +13,7 @@ import (
 	"github.com/shirube/shirube/internal/bench"
 	"github.com/shirube/shirube/internal/config"
 	"github.com/shirube/shirube/internal/eval/beir"
+	"github.com/shirube/shirube/internal/reader"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -47,7 +48,7 @@ func newBenchCmd(g *globals) *cobra.Command {
 	var dir, mode, fusion, sweep string
 	var weight float64
 	var maxQ int
-	var legs, exactVectors bool
+	var legs, exactVectors, rerank bool
 	beirCmd := &cobra.Command{
 		Use:   "beir --dir DIR",
 		Short: "nDCG@10, recall, MRR, zero-hit rate, index and query speed on a BEIR-layout dataset",
@@ -78,7 +79,14 @@ func newBenchCmd(g *globals) *cobra.Command {
 				return printReport(cmd.OutOrStdout(), rep, jsonOut)
 			}
 			auto := !cmd.Flags().Changed("bm25-weight")
-			rep, err := bench.EvaluateIndex(cmd.Context(), ds, ix, took, bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, AutoWeight: auto, MaxQueries: maxQ})
+			opt := bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, AutoWeight: auto, MaxQueries: maxQ}
+			if auto && mode == "hybrid" && rerank {
+				// The default search: the per-query weight, then the re-ranker.
+				if opt.Rerank, err = reader.DefaultReranker(); err != nil {
+					return err
+				}
+			}
+			rep, err := bench.EvaluateIndex(cmd.Context(), ds, ix, took, opt)
 			if err != nil {
 				return err
 			}
@@ -90,7 +98,8 @@ func newBenchCmd(g *globals) *cobra.Command {
 	beirCmd.Flags().StringVar(&fusion, "fusion", "minmax", "minmax or rrf")
 	beirCmd.Flags().Float64Var(&weight, "bm25-weight", config.DefaultBM25Weight, "fixed weight of the BM25 leg (unset: the default per-query weight, as `search` uses)")
 	beirCmd.Flags().IntVar(&maxQ, "max-queries", 0, "evaluate only the first N queries (0 = all)")
-	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"auto,bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\" (auto: the default per-query weight)")
+	beirCmd.Flags().StringVar(&sweep, "sweep", "", "evaluate several settings on one index, e.g. \"auto,bm25,vector,minmax:0.5,minmax:0.7,rrf:0.5\" (auto: the default per-query weight; default: that weight and the re-ranker, as search does)")
+	beirCmd.Flags().BoolVar(&rerank, "rerank", true, "with the default weight in hybrid mode: re-rank the best results with the learned re-ranker, as search does")
 	settingFlag(beirCmd.Flags(), "embedder", "vector leg: local (fitted on the corpus) or openai (OPENAI_API_KEY / OPENAI_API_BASE, SHIRUBE_EMBEDDING_MODEL)")
 	settingFlag(beirCmd.Flags(), "index", "folder of the embedding cache (openai embedder: each text is embedded once across runs)")
 	beirCmd.Flags().BoolVar(&legs, "legs", false, "compare the BM25 and vector legs query by query: top-1 overlap and the nDCG@10 of a per-query oracle")
@@ -132,6 +141,13 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 			opt.Mode = name
 		case "auto":
 			opt.AutoWeight = true
+		case "default":
+			// The default search: the per-query weight, then the re-ranker.
+			opt.AutoWeight = true
+			var err error
+			if opt.Rerank, err = reader.DefaultReranker(); err != nil {
+				return err
+			}
 		case "minmax", "rrf":
 			opt.Fusion = name
 			if w != "" {
@@ -140,7 +156,7 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 				}
 			}
 		default:
-			return fmt.Errorf("sweep item %q: use auto, bm25, vector, minmax:W or rrf:W", item)
+			return fmt.Errorf("sweep item %q: use default, auto, bm25, vector, minmax:W or rrf:W", item)
 		}
 		rep, err := bench.EvaluateIndex(ctx, ds, ix, took, opt)
 		if err != nil {

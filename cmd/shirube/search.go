@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shirube/shirube/internal/document"
+	"github.com/shirube/shirube/internal/reader"
 	"github.com/shirube/shirube/internal/retrieve"
 )
 
@@ -39,7 +40,16 @@ func newSearchCmd(g *globals) *cobra.Command {
 			opt := searchOptions(g.cfg)
 			opt.Mode = mode
 			query := strings.Join(args, " ")
-			res, info, err := s.Search(cmd.Context(), query, opt)
+			var rr retrieve.Reranker
+			if mode == "" || mode == "hybrid" {
+				// The default search re-ranks its best results.
+				m, err := reader.DefaultReranker()
+				if err != nil {
+					return err
+				}
+				rr = m
+			}
+			res, info, _, err := s.SearchReranked(cmd.Context(), query, opt, rr)
 			if err != nil {
 				return err
 			}

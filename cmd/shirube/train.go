@@ -12,11 +12,11 @@ import (
 const defaultTrainingData = "../shared/datasets/jaquad-train/train.json.xz"
 
 func newTrainCmd(g *globals) *cobra.Command {
-	var data, out string
+	var data, out, rerankOut, only string
 	var limit, epochs int
 	cmd := &cobra.Command{
 		Use:   "train",
-		Short: "Learn the reader (answer sentence and answerability models) from JaQuAD",
+		Short: "Learn the reader (answer sentence and answerability models) and the passage re-ranker from JaQuAD",
 		Long: `train learns the extractive reader from a SQuAD-layout reading-comprehension
 set — by default JaQuAD train (31,748 questions, CC BY-SA 3.0) beside the
 checkout — and writes the model file that shirube ships
@@ -25,26 +25,49 @@ question is searched the way ask searches; the sentence model learns which
 candidate sentence answers, the answerability model whether the evidence
 answers at all (near misses made from the data: the answer sentence
 removed, the own paragraph or the own article left out). A tenth of the
-articles is held out and the report measures the models on them.`,
+articles is held out and the report measures the models on them.
+
+The passage re-ranker (internal/reader/rerank.json) is learned from the same
+searches taken deeper (the top 20): it learns to put the question's own
+paragraph first. --only reader or --only rerank trains one of the two.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := reader.Train(cmd.Context(), reader.TrainOptions{
+			if only != "" && only != "reader" && only != "rerank" {
+				return fmt.Errorf("--only %q: use reader or rerank (or leave it out for both)", only)
+			}
+			opt := reader.TrainOptions{
 				Data: data, Limit: limit, Epochs: epochs,
 				Log: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), s) },
-			})
-			if err != nil {
-				return err
 			}
-			if err := m.Save(out); err != nil {
-				return fmt.Errorf("write the model: %w", err)
+			if only != "rerank" {
+				m, err := reader.Train(cmd.Context(), opt)
+				if err != nil {
+					return err
+				}
+				if err := m.Save(out); err != nil {
+					return fmt.Errorf("write the model: %w", err)
+				}
+				b, _ := json.MarshalIndent(m.Report, "", "  ")
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, out)
 			}
-			b, _ := json.MarshalIndent(m.Report, "", "  ")
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, out)
+			if only != "reader" {
+				r, err := reader.TrainRerank(cmd.Context(), opt)
+				if err != nil {
+					return err
+				}
+				if err := r.Save(rerankOut); err != nil {
+					return fmt.Errorf("write the re-ranker: %w", err)
+				}
+				b, _ := json.MarshalIndent(r.Report, "", "  ")
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, rerankOut)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&data, "training-data", defaultTrainingData, "training set in SQuAD layout (.json or .json.xz)")
 	cmd.Flags().StringVar(&out, "out", "internal/reader/model.json", "model file to write")
+	cmd.Flags().StringVar(&rerankOut, "rerank-out", "internal/reader/rerank.json", "re-ranker file to write")
+	cmd.Flags().StringVar(&only, "only", "", "train only the reader or only the re-ranker (reader|rerank)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "use at most this many questions (0 = all)")
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "optimiser steps (0 = default)")
 	_ = g

@@ -135,8 +135,13 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		gen = extractive
 		lookahead = 3
 	}
+	rr, err := reader.DefaultReranker()
+	if err != nil {
+		return nil, nil, err
+	}
 	opt := assistant.Options{
 		Reader:             readerOf(judge),
+		Reranker:           rr,
 		Search:             searchOptions(cfg),
 		EvidenceThreshold:  cfg.EvidenceThreshold,
 		Warn:               warn,

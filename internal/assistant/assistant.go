@@ -121,7 +121,11 @@ type Options struct {
 	// answerability against its threshold, beside the evidence score and
 	// the rule gates) and whether the evidence an answer cites answers
 	// (Verification.Answers).
-	Reader            Reader
+	Reader Reader
+	// Reranker, when set, reorders the plain search's best results (the
+	// learned passage re-ranker of internal/reader; Japanese questions
+	// only, see retrieve.Rerank).
+	Reranker          retrieve.Reranker
 	Search            retrieve.Options // K, BM25 weight, fusion
 	EvidenceThreshold float64          // absolute evidence below this → refusal (default guard.DefaultEvidenceThreshold)
 	Warn              func(string)     // audit-log failures, slow answers and other warnings

@@ -25,7 +25,8 @@ import (
 //     searched or streamed (rep.Danger, Request.OnDanger)
 //  4. retrieve: the hybrid search or the agentic strategy, with the
 //     procedure look-ahead, definitions and legal cross-references
-//     (rep.SearchResults, rep.Trace)
+//     (rep.SearchResults, rep.Trace); within it, re-rank: the learned
+//     re-ranker reorders the plain search's best results (rep.Reranked)
 //  5. decide:   the evidence score, the rule gates and the learned reader
 //     judge whether the evidence answers (rep.Decision: answer or refuse,
 //     the score, the answerability, the reason)
@@ -176,7 +177,7 @@ func (a *Assistant) retrieve(ctx context.Context, s *retrieve.Searcher, effectiv
 		var info retrieve.Info
 		// The search is for what is asked, not for how it is asked
 		// (「…を教えてください」).
-		ev.results, info, err = s.Search(ctx, analysis.SearchQuery(effective), wide)
+		ev.results, info, err = a.searchReranked(ctx, s, analysis.SearchQuery(effective), wide, rep)
 		if err == nil {
 			ev.results = append(ev.results, a.followUps(ctx, s, effective, ev.results, *sopt)...)
 		}
@@ -202,6 +203,15 @@ func (a *Assistant) retrieve(ctx context.Context, s *retrieve.Searcher, effectiv
 		rep.SearchResults = ev.results[:sopt.K]
 	}
 	return ev, nil
+}
+
+// searchReranked is the plain search and its re-rank stage: with a
+// re-ranker, the search goes retrieve.RerankDepth deep, the re-ranker
+// reorders those results and the best opt.K are kept (rep.Reranked).
+func (a *Assistant) searchReranked(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options, rep *Reply) ([]retrieve.Result, retrieve.Info, error) {
+	res, info, reranked, err := s.SearchReranked(ctx, query, opt, a.opt.Reranker)
+	rep.Reranked = reranked
+	return res, info, err
 }
 
 // decide is stage 5: does the evidence answer the question? The evidence

@@ -29,13 +29,16 @@ type Reply struct {
 	Flags          answer.Flags      `json:"flags"`
 	// Danger says why Flags.DangerousOperation is set: the operation asked
 	// for or quoted, its kind and scope (nil when it is not set).
-	Danger            *guard.Danger     `json:"danger,omitempty"`
-	SearchResults     []retrieve.Result `json:"search_results"`
-	TokenUsage        llm.Usage         `json:"token_usage"`
-	CostUSD           float64           `json:"cost_usd"`
-	ProcessingTimeSec float64           `json:"processing_time_sec"`
-	Generator         string            `json:"generator"` // "extractive", "llm:<model>", or "guard" when a template answered
-	RemovedCitations  []int             `json:"removed_citations,omitempty"`
+	Danger        *guard.Danger     `json:"danger,omitempty"`
+	SearchResults []retrieve.Result `json:"search_results"`
+	// Reranked: the learned re-ranker ordered SearchResults (the re-rank
+	// stage ran).
+	Reranked          bool      `json:"reranked,omitempty"`
+	TokenUsage        llm.Usage `json:"token_usage"`
+	CostUSD           float64   `json:"cost_usd"`
+	ProcessingTimeSec float64   `json:"processing_time_sec"`
+	Generator         string    `json:"generator"` // "extractive", "llm:<model>", or "guard" when a template answered
+	RemovedCitations  []int     `json:"removed_citations,omitempty"`
 	// Verification is the claim check of the generated answer (seed 003
 	// verification step); nil for refusals.
 	Verification *answer.Verification `json:"verification,omitempty"`

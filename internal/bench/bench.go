@@ -36,6 +36,9 @@ type BEIRReport struct {
 	// searched with BM25 alone.
 	AutoWeight    bool    `json:"auto_weight"`
 	BM25OnlyShare float64 `json:"bm25_only_share"`
+	// Reranked: the learned re-ranker reordered each search's best
+	// results (retrieve.Rerank), as the default search does.
+	Reranked      bool    `json:"reranked"`
 	Docs          int     `json:"docs"`
 	Queries       int     `json:"queries"`
 	NDCG10        float64 `json:"ndcg@10"`
@@ -59,6 +62,9 @@ type BEIROptions struct {
 	BM25Weight float64
 	AutoWeight bool // let each search choose its weight (the default path)
 	MaxQueries int  // 0 = all
+	// Rerank, when set, reorders each search's best results (the default
+	// search's re-rank stage).
+	Rerank retrieve.Reranker
 }
 
 // DocChunks turns a BEIR corpus into one chunk per document (title + text).
@@ -114,6 +120,9 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 		}
 		t0 := time.Now()
 		res, info, err := s.Search(ctx, q.Text, retrieve.Options{K: 100, Candidates: 100, Mode: opt.Mode, Fusion: opt.Fusion, BM25Weight: opt.BM25Weight, AutoWeight: opt.AutoWeight, NoEvidence: true})
+		if err == nil {
+			res, err = s.Rerank(ctx, q.Text, res, opt.Rerank)
+		}
 		lat.Add(time.Since(t0))
 		if err != nil {
 			return BEIRReport{}, err
@@ -138,6 +147,7 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 		Fusion:        opt.Fusion,
 		BM25Weight:    opt.BM25Weight,
 		AutoWeight:    opt.AutoWeight,
+		Reranked:      opt.Rerank != nil,
 		BM25OnlyShare: round(float64(bm25Only) / float64(max(1, len(qs)))),
 		Docs:          ix.Len(),
 		Queries:       len(qs),

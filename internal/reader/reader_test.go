@@ -2,12 +2,18 @@ package reader
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/chunk"
+	"github.com/shirube/shirube/internal/index"
+	"github.com/shirube/shirube/internal/retrieve"
 )
 
 func TestShippedModelLoads(t *testing.T) {
@@ -171,5 +177,98 @@ func BenchmarkDefault(b *testing.B) {
 		if _, err := Default(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestRescoredAnswerFeatures checks that training's rescoring of a rules
+// reading gives exactly the answerability features the extractive reader
+// computes when it reads the same evidence with the model.
+func TestRescoredAnswerFeatures(t *testing.T) {
+	ctx := context.Background()
+	ds, err := LoadSQuAD(filepath.Join("testdata", "tiny_squad.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunks []chunk.Chunk
+	var questions []string
+	for ai, a := range ds.Data {
+		for pi, p := range a.Paragraphs {
+			file := fmt.Sprintf("a%d/p%d.md", ai, pi)
+			chunks = append(chunks, chunk.Chunk{ID: file + "_0", File: file, Source: file, Page: 1, Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context})
+			for _, qa := range p.QAs {
+				questions = append(questions, qa.Question)
+			}
+		}
+	}
+	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})
+	learned := answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{Reader: m})
+	s := retrieve.New(ix)
+	for _, q := range questions {
+		res, _, err := s.Search(ctx, q, retrieve.Options{K: 4, BM25Weight: 0.6, AutoWeight: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := newReadout(rules.Read(q, res), res).answerFeatures(m)
+		want := learned.Read(q, res).AnswerFeatures
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: rescored %v, read with the model %v", q, got, want)
+		}
+	}
+	if len(questions) < 10 {
+		t.Fatalf("%d questions in the fixture", len(questions))
+	}
+}
+
+func TestShippedRerankerLoads(t *testing.T) {
+	r, err := DefaultReranker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != RerankVersion || !strings.Contains(r.Provenance, "CC BY-SA 3.0") {
+		t.Errorf("version %d, provenance %q", r.Version, r.Provenance)
+	}
+	if rep := r.Report; rep == nil || rep.RerankNDCG10 <= rep.SearchNDCG10 || rep.ValQuestions < 1000 {
+		t.Errorf("shipped re-ranker's validation report does not beat the search's order: %+v", rep)
+	}
+}
+
+// TestTrainRerankEndToEnd trains the re-ranker on the small fixture: the
+// model is written, loads, checks against the code's columns and its
+// report measured the held-out article.
+func TestTrainRerankEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model")
+	}
+	r, err := TrainRerank(context.Background(), TrainOptions{
+		Data: filepath.Join("testdata", "tiny_squad.json"), Epochs: 100,
+		Validate: func(title string) bool { return title == "白雲山" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Report.ValQuestions == 0 || r.Report.TrainQuestions < 10 || r.Report.Found <= 0 {
+		t.Fatalf("report %+v", r.Report)
+	}
+	path := filepath.Join(t.TempDir(), "rerank.json")
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadReranker(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Check(retrieve.RerankFeatureNames()); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Check(retrieve.RerankFeatureNames()[1:]); err == nil || !strings.Contains(err.Error(), "shirube train") {
+		t.Errorf("a re-ranker for other columns was accepted: %v", err)
 	}
 }

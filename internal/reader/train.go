@@ -93,51 +93,14 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var chunks []chunk.Chunk
-	type ref struct{ art, para, chunk int }
-	type qref struct {
-		ref
-		qa QA
-	}
-	var qs []qref
-	artChunks := map[int][]int{}
-	for ai, a := range ds.Data {
-		for pi, p := range a.Paragraphs {
-			file := fmt.Sprintf("jaquad/a%04d/p%03d.md", ai, pi)
-			ci := len(chunks)
-			chunks = append(chunks, chunk.Chunk{
-				ID: file + "_0", File: file, Source: fmt.Sprintf("jaquad/a%04d.md", ai), Page: 1,
-				Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context, Index: 0,
-			})
-			artChunks[ai] = append(artChunks[ai], ci)
-			for _, qa := range p.QAs {
-				if len(qa.Answers) > 0 && strings.TrimSpace(qa.Answers[0].Text) != "" {
-					qs = append(qs, qref{ref{ai, pi, ci}, qa})
-				}
-			}
-		}
-	}
-	if opt.Limit > 0 && opt.Limit < len(qs) {
-		step := float64(len(qs)) / float64(opt.Limit)
-		var kept []qref
-		for i := range opt.Limit {
-			kept = append(kept, qs[int(float64(i)*step)])
-		}
-		qs = kept
-	}
-	logf("%d articles, %d paragraphs, %d questions; indexing the paragraphs", len(ds.Data), len(chunks), len(qs))
-	ix, err := index.FromChunks(ctx, chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	tc, err := newCorpus(ctx, ds, opt.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("index the training paragraphs: %w", err)
+		return nil, err
 	}
+	chunks, qs, artOf, ix := tc.chunks, tc.qs, tc.artOf, tc.ix
+	logf("%d articles, %d paragraphs, %d questions indexed", len(ds.Data), len(chunks), len(qs))
 	s := retrieve.New(ix)
 	sopt := retrieve.Options{K: 4, BM25Weight: 0.6, Fusion: retrieve.FusionMinMax, AutoWeight: true}
-	artOf := make([]int, len(chunks))
-	for ai, cs := range artChunks {
-		for _, c := range cs {
-			artOf[c] = ai
-		}
-	}
 
 	workers := opt.Workers
 	if workers <= 0 {
@@ -203,8 +166,14 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	}
 	logf("searched %d questions in %.0f s; reading the candidates", len(qs), time.Since(start).Seconds())
 
-	tok := ix.Analyzer()
+	tok := newMemoTokenizer(ix.Analyzer())
 	rules := answer.NewExtractive(tok, answer.ExtractiveOptions{})
+	// Every evidence set is read once, with the rules: the sentence model
+	// learns from the candidates' features, and the answerability features
+	// are then recomputed from the same readings with the learned sentence
+	// model (rescored), not read again.
+	posR := make([]*readout, len(samples))
+	negR := make([]*readout, len(samples))
 	groups := make([]*Group, len(samples))
 	ruleHit := make([]bool, len(samples))
 	err = parallel(ctx, len(samples), workers, func(i int) error {
@@ -213,6 +182,10 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 			return nil
 		}
 		rd := rules.Read(smp.question, smp.pos)
+		posR[i] = newReadout(rd, smp.pos)
+		if len(smp.neg) > 0 {
+			negR[i] = newReadout(rules.Read(smp.question, smp.neg), smp.neg)
+		}
 		g := &Group{Pos: -1}
 		bestRel, bestK := -1.0, -1
 		for k, c := range rd.Candidates {
@@ -269,22 +242,16 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		NegativeKinds: strings.Join(kinds, "; ")}
 	logf("sentence model: validation accuracy %.3f (rules %.3f) on %d questions", rep.SentenceAccuracy, rep.RuleAccuracy, len(valG))
 
-	// Answerability reads every evidence set with the sentence model.
-	m.Answerable = Linear{Names: answer.AnswerFeatureNames(), Mean: make([]float64, len(answer.AnswerFeatureNames())), Std: ones(len(answer.AnswerFeatureNames())), W: make([]float64, len(answer.AnswerFeatureNames())), Offset: -1}
-	learned := answer.NewExtractive(tok, answer.ExtractiveOptions{Reader: m})
+	// Answerability rescores every evidence set's reading with the
+	// sentence model.
 	posX := make([][]float64, len(samples))
 	negX := make([][]float64, len(samples))
-	err = parallel(ctx, len(samples), workers, func(i int) error {
-		smp := samples[i]
-		if smp == nil || groups[i] == nil || len(smp.neg) == 0 {
-			return nil
+	for i, smp := range samples {
+		if smp == nil || groups[i] == nil || negR[i] == nil {
+			continue
 		}
-		posX[i] = learned.Read(smp.question, smp.pos).AnswerFeatures
-		negX[i] = learned.Read(smp.question, smp.neg).AnswerFeatures
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		posX[i] = posR[i].answerFeatures(m)
+		negX[i] = negR[i].answerFeatures(m)
 	}
 	var trainE, valE []Example
 	var valKind []string
@@ -351,12 +318,56 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	return m, nil
 }
 
-func ones(n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = 1
+// trainRef is one training question: its article, paragraph and chunk.
+type trainRef struct {
+	art, para, chunk int
+	qa               QA
+}
+
+// trainCorpus is a SQuAD-layout set's paragraphs indexed in memory (one
+// chunk per paragraph, its article's title as heading) with the questions
+// to search.
+type trainCorpus struct {
+	chunks []chunk.Chunk
+	qs     []trainRef
+	artOf  []int // article of each chunk
+	ix     *index.Index
+}
+
+// newCorpus indexes the paragraphs of ds and lists its answered questions
+// (at most limit, evenly spread, when limit > 0).
+func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) {
+	tc := &trainCorpus{}
+	for ai, a := range ds.Data {
+		for pi, p := range a.Paragraphs {
+			file := fmt.Sprintf("jaquad/a%04d/p%03d.md", ai, pi)
+			ci := len(tc.chunks)
+			tc.chunks = append(tc.chunks, chunk.Chunk{
+				ID: file + "_0", File: file, Source: fmt.Sprintf("jaquad/a%04d.md", ai), Page: 1,
+				Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context, Index: 0,
+			})
+			tc.artOf = append(tc.artOf, ai)
+			for _, qa := range p.QAs {
+				if len(qa.Answers) > 0 && strings.TrimSpace(qa.Answers[0].Text) != "" {
+					tc.qs = append(tc.qs, trainRef{ai, pi, ci, qa})
+				}
+			}
+		}
 	}
-	return out
+	if limit > 0 && limit < len(tc.qs) {
+		step := float64(len(tc.qs)) / float64(limit)
+		var kept []trainRef
+		for i := range limit {
+			kept = append(kept, tc.qs[int(float64(i)*step)])
+		}
+		tc.qs = kept
+	}
+	ix, err := index.FromChunks(ctx, tc.chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
+	if err != nil {
+		return nil, fmt.Errorf("index the training paragraphs: %w", err)
+	}
+	tc.ix = ix
+	return tc, nil
 }
 
 // parallel runs f(0..n-1) on workers goroutines, stopping at the first
