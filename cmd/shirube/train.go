@@ -39,17 +39,6 @@ paragraph first. --only reader or --only rerank trains one of the two.`,
 				Data: data, Limit: limit, Epochs: epochs,
 				Log: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), s) },
 			}
-			if only != "rerank" {
-				m, err := reader.Train(cmd.Context(), opt)
-				if err != nil {
-					return err
-				}
-				if err := m.Save(out); err != nil {
-					return fmt.Errorf("write the model: %w", err)
-				}
-				b, _ := json.MarshalIndent(m.Report, "", "  ")
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, out)
-			}
 			if only != "reader" {
 				r, err := reader.TrainRerank(cmd.Context(), opt)
 				if err != nil {
@@ -60,6 +49,27 @@ paragraph first. --only reader or --only rerank trains one of the two.`,
 				}
 				b, _ := json.MarshalIndent(r.Report, "", "  ")
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, rerankOut)
+				opt.Reranker = r
+			}
+			if only != "rerank" {
+				if opt.Reranker == nil {
+					// The reader learns from evidence ordered as ask orders
+					// it: by the shipped re-ranker.
+					r, err := reader.DefaultReranker()
+					if err != nil {
+						return err
+					}
+					opt.Reranker = r
+				}
+				m, err := reader.Train(cmd.Context(), opt)
+				if err != nil {
+					return err
+				}
+				if err := m.Save(out); err != nil {
+					return fmt.Errorf("write the model: %w", err)
+				}
+				b, _ := json.MarshalIndent(m.Report, "", "  ")
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\nwrote %s\n", b, out)
 			}
 			return nil
 		},

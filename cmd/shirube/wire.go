@@ -161,7 +161,7 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 		if model != nil {
 			planner = model
 		}
-		opt.Retrieve = agentRetriever(prof, tok, planner, trace)
+		opt.Retrieve = agentRetriever(prof, tok, planner, rr, trace)
 	}
 	return assistant.New(s, gen, logger, opt), model, nil
 }
@@ -169,9 +169,9 @@ func assembleWith(cfg config.Config, s *retrieve.Searcher, tok answer.Tokenizer,
 // agentRetriever runs seed 003's agentic loop (facets, routes, corrective
 // re-search within the profile's budget) in place of one search.
 // planner (nil: offline only) decomposes the question into facets.
-func agentRetriever(profile string, tok answer.Tokenizer, planner agent.Completer, trace io.Writer) assistant.Retriever {
+func agentRetriever(profile string, tok answer.Tokenizer, planner agent.Completer, rr retrieve.Reranker, trace io.Writer) assistant.Retriever {
 	return func(ctx context.Context, s *retrieve.Searcher, query string, opt retrieve.Options) (assistant.Retrieval, error) {
-		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt, Planner: planner})
+		res, err := agent.Run(ctx, query, agent.Options{Profile: profile, Searcher: s, Tokenizer: tok, Search: opt, Planner: planner, Reranker: rr})
 		if err != nil {
 			return assistant.Retrieval{}, err
 		}

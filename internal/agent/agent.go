@@ -25,6 +25,12 @@ type Searcher interface {
 	Search(ctx context.Context, query string, opt retrieve.Options) ([]retrieve.Result, retrieve.Info, error)
 }
 
+// rerankSearcher is a Searcher that also has the re-rank stage
+// (retrieve.Searcher).
+type rerankSearcher interface {
+	SearchReranked(ctx context.Context, query string, opt retrieve.Options, m retrieve.Reranker) ([]retrieve.Result, retrieve.Info, bool, error)
+}
+
 // Stop reasons.
 const (
 	StopCoverage   = "coverage_satisfied" // top5 relevance and must-have hits reach the profile's thresholds
@@ -50,6 +56,10 @@ type Options struct {
 	// fused order (the lead). Every search fetches the profile's search
 	// size.
 	Search retrieve.Options
+	// Reranker, when set and the Searcher can re-rank (retrieve.Searcher),
+	// reorders the plain search of the whole question before its top K
+	// lead the evidence — the same re-rank stage as the plain path.
+	Reranker retrieve.Reranker
 	// Planner, when set, decomposes the question with an LLM (one call,
 	// not counted against the search budget); any failure falls back to the
 	// offline planner and is reported in Result.PlannerError.
@@ -79,24 +89,27 @@ type FacetCoverage struct {
 
 // Result is the outcome of Run.
 type Result struct {
-	Profile        string            `json:"profile"`
-	Route          string            `json:"route"`
-	Facets         []Facet           `json:"facets"`
-	Queries        []string          `json:"queries"` // every query searched, in order
-	Rounds         int               `json:"rounds"`
-	Calls          int               `json:"calls"`
-	Budget         int               `json:"budget"`   // the profile's search budget (MaxCalls)
-	Evidence       []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
-	Top5Relevance  float64           `json:"top5_relevance"`
-	Top10Relevance float64           `json:"top10_relevance"`
-	MustHaveHits   int               `json:"must_have_hits"`
-	Coverage       []FacetCoverage   `json:"coverage"`
-	Unknowns       []string          `json:"unknowns"` // facets without supporting evidence
-	StopReason     string            `json:"stop_reason"`
-	Corrective     bool              `json:"corrective"` // the corrective loop ran
-	Trace          []Step            `json:"trace"`
-	Planner        string            `json:"planner"` // offline or llm
-	PlannerError   string            `json:"planner_error,omitempty"`
+	Profile  string            `json:"profile"`
+	Route    string            `json:"route"`
+	Facets   []Facet           `json:"facets"`
+	Queries  []string          `json:"queries"` // every query searched, in order
+	Rounds   int               `json:"rounds"`
+	Calls    int               `json:"calls"`
+	Budget   int               `json:"budget"`   // the profile's search budget (MaxCalls)
+	Evidence []retrieve.Result `json:"evidence"` // best first, capped by the profile's MaxEvidence
+	// Reranked: the re-ranker ordered the plain search of the whole
+	// question (Options.Reranker).
+	Reranked       bool            `json:"reranked,omitempty"`
+	Top5Relevance  float64         `json:"top5_relevance"`
+	Top10Relevance float64         `json:"top10_relevance"`
+	MustHaveHits   int             `json:"must_have_hits"`
+	Coverage       []FacetCoverage `json:"coverage"`
+	Unknowns       []string        `json:"unknowns"` // facets without supporting evidence
+	StopReason     string          `json:"stop_reason"`
+	Corrective     bool            `json:"corrective"` // the corrective loop ran
+	Trace          []Step          `json:"trace"`
+	Planner        string          `json:"planner"` // offline or llm
+	PlannerError   string          `json:"planner_error,omitempty"`
 	// PlannerUsage and PlannerCostUSD are the LLM planner's tokens and
 	// cost (zero offline), to be added to the answer's.
 	PlannerUsage   llm.Usage `json:"planner_usage"`
@@ -260,7 +273,14 @@ func (r *runner) search(ctx context.Context, round int, phase, q string) error {
 			sopt.SkipIDs[id] = true
 		}
 	}
-	results, info, err := r.opt.Searcher.Search(ctx, q, sopt)
+	var results []retrieve.Result
+	var info retrieve.Info
+	var err error
+	if rs, ok := r.opt.Searcher.(rerankSearcher); ok && isLead && r.opt.Reranker != nil {
+		results, info, r.res.Reranked, err = rs.SearchReranked(ctx, q, sopt, r.opt.Reranker)
+	} else {
+		results, info, err = r.opt.Searcher.Search(ctx, q, sopt)
+	}
 	if isLead {
 		r.res.Lead = info
 	}

@@ -882,3 +882,52 @@ func TestDeepCoversEveryFacetOnDemo(t *testing.T) {
 		}
 	}
 }
+
+// reranking is a searcher with the re-rank stage: it reverses the lead
+// search's order when asked to re-rank, and counts how often it was.
+type reranking struct {
+	routed
+	reranked int
+}
+
+func (r *reranking) SearchReranked(ctx context.Context, q string, opt retrieve.Options, m retrieve.Reranker) ([]retrieve.Result, retrieve.Info, bool, error) {
+	res, info, err := r.Search(ctx, q, opt)
+	if m == nil {
+		return res, info, false, err
+	}
+	r.reranked++
+	slices.Reverse(res)
+	return res, info, true, err
+}
+
+// noReranker never scores; the fake searcher does the reordering.
+type noReranker struct{}
+
+func (noReranker) Score(x []float64) float64 { return 0 }
+
+// TestLeadSearchIsReranked checks that with a re-ranker the plain search
+// of the whole question — and only it — goes through the re-rank stage,
+// and that its re-ranked order leads the evidence.
+func TestLeadSearchIsReranked(t *testing.T) {
+	lead := []retrieve.Result{
+		{ChunkID: "a", Text: "VPNの接続は申請後に行う。", EvidenceScore: 0.6, Score: 1},
+		{ChunkID: "b", Text: "VPNの接続手順はポータルから設定する。", EvidenceScore: 0.6, Score: 0.9},
+	}
+	for _, rr := range []retrieve.Reranker{nil, noReranker{}} {
+		s := &reranking{routed: routed{answer: func(q string) []retrieve.Result { return slices.Clone(lead) }}}
+		res, err := Run(context.Background(), "VPNの接続手順は？", Options{Profile: "balanced", Searcher: s, Tokenizer: bigrams{}, Reranker: rr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, first := 0, "a"
+		if rr != nil {
+			want, first = 1, "b"
+		}
+		if s.reranked != want || res.Reranked != (rr != nil) {
+			t.Errorf("re-ranker %v: %d re-ranked searches (reported %v), want %d", rr, s.reranked, res.Reranked, want)
+		}
+		if len(res.Evidence) == 0 || res.Evidence[0].ChunkID != first {
+			t.Errorf("re-ranker %v: evidence %v, want %s first", rr, res.Evidence, first)
+		}
+	}
+}

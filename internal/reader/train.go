@@ -38,6 +38,10 @@ type TrainOptions struct {
 	// Validation (a tenth of them).
 	Validate func(title string) bool
 	Log      func(string)
+	// Reranker, when set, re-ranks every search of the reader's training
+	// the way `ask` re-ranks its plain search, so that the reader learns
+	// from evidence in the order it will be given.
+	Reranker retrieve.Reranker
 }
 
 // Report is what training measured on the validation articles (never
@@ -116,7 +120,7 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 			return nil
 		}
 		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent}
-		res, _, err := s.Search(ctx, q.qa.Question, sopt)
+		res, _, _, err := s.SearchReranked(ctx, q.qa.Question, sopt, opt.Reranker)
 		if err != nil {
 			return nil // a question the analyser leaves empty
 		}
@@ -149,11 +153,11 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		case 1:
 			o := sopt
 			o.Exclude = func(c int) bool { return c == q.chunk }
-			smp.neg, _, err = s.Search(ctx, q.qa.Question, o)
+			smp.neg, _, _, err = s.SearchReranked(ctx, q.qa.Question, o, opt.Reranker)
 		case 2:
 			o := sopt
 			o.Exclude = func(c int) bool { return artOf[c] == q.art }
-			smp.neg, _, err = s.Search(ctx, q.qa.Question, o)
+			smp.neg, _, _, err = s.SearchReranked(ctx, q.qa.Question, o, opt.Reranker)
 		}
 		if err != nil {
 			return nil
