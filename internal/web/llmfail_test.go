@@ -40,7 +40,7 @@ func llmServer(t *testing.T, fake *llmtest.Server, fallback bool, logs string, c
 	}
 	gen := answer.Conversational{LLM: answer.NewLLM(c, c, answer.LLMOptions{Tokenizer: a, LexicalOnly: true})}
 	asst := assistant.New(openSearcher(t, fixtureIndex), gen, auditlog.Open(logs, auditlog.Options{}), opt)
-	o := Options{Assistant: asst, Tokenizer: a}
+	o := Options{Assistant: asst, Tokenizer: a, StateDir: logs}
 	if configure != nil {
 		configure(&o)
 	}
