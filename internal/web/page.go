@@ -67,7 +67,9 @@ func (p *pageRenderer) renderPartial(rep assistant.Reply, status string) templat
 	var b strings.Builder
 	b.WriteString(`<div class="answer answer-answer answer-` + status + `">`)
 	if rep.Flags.DangerousOperation {
-		b.WriteString(`<div class="banner" role="alert">` + template.HTMLEscapeString(guard.Banner) + `</div>`)
+		// The same banner as a finished answer's (answer.html): no alert
+		// (the page announces a new banner once), no emoji.
+		b.WriteString(`<div class="banner"><span class="ico-warn" aria-hidden="true"></span>承認・確認が必要</div>`)
 	}
 	b.WriteString(`<div class="body">` + string(p.md.render(rep.Answer)) + `</div></div>`)
 	return template.HTML(b.String()) // #nosec: the body is sanitised, the rest is ours

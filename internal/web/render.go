@@ -171,14 +171,17 @@ func (m *markdown) view(rep assistant.Reply, cs []Citation) answerView {
 	default:
 		v.Unknowns = rep.Unknowns
 		v.Citations = cs
-		v.Verified, v.VerifiedLevel = verifiedLine(rep.Verification)
+		v.Verified, v.VerifiedLevel = verifiedLine(rep.Verification, rep.Incomplete)
 	}
 	return v
 }
 
 // verifiedLine is the one-line summary of a claim check shown under an
 // answer, and its level: all, partial or none of the claims supported.
-func verifiedLine(ver *answer.Verification) (line, level string) {
+//
+// An incomplete answer (its model stream was cut off) is never green: what
+// was cut off was never checked.
+func verifiedLine(ver *answer.Verification, incomplete bool) (line, level string) {
 	if ver == nil || len(ver.Claims) == 0 {
 		return "", ""
 	}
@@ -199,6 +202,12 @@ func verifiedLine(ver *answer.Verification) (line, level string) {
 		// The quotes exist, but the reader does not find the question
 		// answered by them: never green.
 		line += "（ただし引用箇所が質問に答えているかは確認できません）"
+		if level == "all" {
+			level = "partial"
+		}
+	}
+	if incomplete {
+		line += "（回答が途中で途切れたため、残りは確認できません）"
 		if level == "all" {
 			level = "partial"
 		}

@@ -135,12 +135,16 @@ func FuzzMarkdown(f *testing.F) {
 func TestVerifiedLineNeedsAnAnswer(t *testing.T) {
 	no, yes := false, true
 	ver := answer.Verification{Method: "lexical", Claims: []answer.Claim{{Supported: true}}, Answers: &no}
-	line, level := verifiedLine(&ver)
+	line, level := verifiedLine(&ver, false)
 	if level != "partial" || !strings.Contains(line, "質問に答えているかは確認できません") {
 		t.Errorf("not answering: %q %q", line, level)
 	}
 	ver.Answers = &yes
-	if line, level := verifiedLine(&ver); level != "all" || strings.Contains(line, "確認できません") {
+	if line, level := verifiedLine(&ver, false); level != "all" || strings.Contains(line, "確認できません") {
 		t.Errorf("answering: %q %q", line, level)
+	}
+	// A model stream cut off: what arrived is checked, the rest never was.
+	if line, level := verifiedLine(&ver, true); level != "partial" || !strings.Contains(line, "途中で途切れた") {
+		t.Errorf("incomplete: %q %q; want an amber line that says the answer was cut off", line, level)
 	}
 }
