@@ -290,7 +290,7 @@ func TestStoppedAnswerIsKept(t *testing.T) {
 				t.Errorf("stored exchange %s (request %s), the stream named %+v", got.Exchanges[0].ID, v.RequestID, m)
 			}
 			if v.Status != StatusStopped || v.Answer != "途中までの回答" || !strings.Contains(v.HTML, "途中までの回答") || !strings.Contains(v.HTML, "answer-stopped") ||
-				!v.Flags.DangerousOperation || !strings.Contains(v.HTML, `<div class="banner" role="alert">`) {
+				!v.Flags.DangerousOperation || !strings.Contains(v.HTML, `<div class="banner"><span class="ico-warn"`) || strings.Contains(v.HTML, "role=\"alert\"") {
 				t.Errorf("stopped exchange stored as %+v", v)
 			}
 			return
