@@ -286,6 +286,16 @@ func (db *DB) ingestOne(ctx context.Context, gen int64, worker string, opt Inges
 			return workResult{}, err
 		}
 	}
+	if reused && !f.ModTime.IsZero() {
+		// A source touched without a change (same content, new
+		// modification time) keeps its chunks, with the new time.
+		if updated := f.ModTime.Format("2006-01-02T15:04:05"); len(chunks) > 0 && chunks[0].UpdatedAt != updated {
+			d.ModTime = f.ModTime
+			for i := range chunks {
+				chunks[i].UpdatedAt = updated
+			}
+		}
+	}
 	if !reused {
 		doc, err := ex.Extract(ctx, f)
 		if err != nil {

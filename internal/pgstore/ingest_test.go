@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -185,4 +186,61 @@ func TestIngestCrashedWorker(t *testing.T) {
 		t.Errorf("the dead worker still holds %d jobs (max attempts %d)", dead, attempts)
 	}
 	checkComplete(t, first, embedded(t, s))
+}
+
+// TestIngestTouchRefreshesUpdatedAt: a source touched without a change
+// keeps its chunks (reused, not extracted again) but they take its new
+// modification time; the other documents keep theirs.
+func TestIngestTouchRefreshesUpdatedAt(t *testing.T) {
+	db := connect(t, pgstore.Options{})
+	ctx := context.Background()
+	data := t.TempDir()
+	for name, text := range map[string]string{
+		"vpn.md":  "# VPN接続手順\n\nVPNクライアントを起動し、接続先を選んで接続する。\n",
+		"logs.md": "# ログ保管\n\n認証ログは1年間保管する。\n",
+	} {
+		p := filepath.Join(data, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Date(2024, 4, 1, 9, 0, 0, 0, time.Local)
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := settings(t)
+	s.DataDir = data
+	if _, err := db.Ingest(ctx, pgstore.IngestOptions{Settings: s, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	touched := time.Date(2025, 6, 2, 10, 30, 0, 0, time.Local)
+	if err := os.Chtimes(filepath.Join(data, "vpn.md"), touched, touched); err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.Ingest(ctx, pgstore.IngestOptions{Settings: s, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Reused != 2 {
+		t.Errorf("second run %+v, want both documents reused", again)
+	}
+	want := map[string]string{"vpn.md": "2025-06-02T10:30:00", "logs.md": "2024-04-01T09:00:00"}
+	for src, at := range want {
+		var got []string
+		rows, err := db.Pool().Query(ctx, `SELECT DISTINCT c.updated_at FROM chunks c JOIN current_generation g ON c.gen = g.generation WHERE c.source = $1`, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var u string
+			if err := rows.Scan(&u); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, u)
+		}
+		rows.Close()
+		if len(got) != 1 || got[0] != at {
+			t.Errorf("%s: updated_at %q, want %s", src, got, at)
+		}
+	}
 }
