@@ -122,26 +122,35 @@ var shipped []byte
 func Default() (*Model, error) { return Decode(shipped) }
 
 // Decode reads a model from its JSON form.
-func Decode(b []byte) (*Model, error) {
-	var m Model
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("reader model: %w", err)
-	}
-	return &m, nil
-}
+func Decode(b []byte) (*Model, error) { return decodeJSON[Model](b, "reader model") }
 
 // Load reads a model file.
-func Load(path string) (*Model, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reader model: %w", err)
-	}
-	return Decode(b)
-}
+func Load(path string) (*Model, error) { return loadJSON[Model](path, "reader model") }
 
 // Save writes m to path as indented JSON.
-func (m *Model) Save(path string) error {
-	b, err := json.MarshalIndent(m, "", " ")
+func (m *Model) Save(path string) error { return saveJSON(path, m) }
+
+// decodeJSON reads a weights file's JSON form; what names it in errors.
+func decodeJSON[T any](b []byte, what string) (*T, error) {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return &v, nil
+}
+
+// loadJSON reads a weights file from disk.
+func loadJSON[T any](path, what string) (*T, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return decodeJSON[T](b, what)
+}
+
+// saveJSON writes v to path as indented JSON.
+func saveJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,9 @@ package reader
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"time"
@@ -84,31 +82,13 @@ func DefaultReranker() (*Reranker, error) {
 }
 
 // DecodeReranker reads a re-ranker from its JSON form.
-func DecodeReranker(b []byte) (*Reranker, error) {
-	var r Reranker
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("re-ranker: %w", err)
-	}
-	return &r, nil
-}
+func DecodeReranker(b []byte) (*Reranker, error) { return decodeJSON[Reranker](b, "re-ranker") }
 
 // LoadReranker reads a re-ranker file.
-func LoadReranker(path string) (*Reranker, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("re-ranker: %w", err)
-	}
-	return DecodeReranker(b)
-}
+func LoadReranker(path string) (*Reranker, error) { return loadJSON[Reranker](path, "re-ranker") }
 
 // Save writes r to path as indented JSON.
-func (r *Reranker) Save(path string) error {
-	b, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
+func (r *Reranker) Save(path string) error { return saveJSON(path, r) }
 
 // rerankGroup is one question's search results: their features, the
 // position of its own paragraph (-1 when the search did not return it)
@@ -126,19 +106,8 @@ type rerankGroup struct {
 // paragraph first among them.
 func TrainRerank(ctx context.Context, opt TrainOptions) (*Reranker, error) {
 	start := time.Now()
-	logf := func(format string, a ...any) {
-		if opt.Log != nil {
-			opt.Log(fmt.Sprintf(format, a...))
-		}
-	}
-	if opt.Validate == nil {
-		opt.Validate = Validation
-	}
-	ds, err := LoadSQuAD(opt.Data)
-	if err != nil {
-		return nil, err
-	}
-	tc, err := newCorpus(ctx, ds, opt.Limit)
+	logf := opt.logf
+	ds, tc, err := opt.corpus(ctx)
 	if err != nil {
 		return nil, err
 	}

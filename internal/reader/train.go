@@ -44,6 +44,27 @@ type TrainOptions struct {
 	Reranker retrieve.Reranker
 }
 
+// logf logs a line of progress when the options have a Log.
+func (opt *TrainOptions) logf(format string, a ...any) {
+	if opt.Log != nil {
+		opt.Log(fmt.Sprintf(format, a...))
+	}
+}
+
+// corpus reads the training data and indexes its paragraphs, after
+// filling in the default validation split.
+func (opt *TrainOptions) corpus(ctx context.Context) (*SQuAD, *trainCorpus, error) {
+	if opt.Validate == nil {
+		opt.Validate = Validation
+	}
+	ds, err := LoadSQuAD(opt.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	tc, err := newCorpus(ctx, ds, opt.Limit)
+	return ds, tc, err
+}
+
 // Report is what training measured on the validation articles (never
 // trained on).
 type Report struct {
@@ -85,19 +106,8 @@ type sample struct {
 // whole article left out.
 func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	start := time.Now()
-	logf := func(format string, a ...any) {
-		if opt.Log != nil {
-			opt.Log(fmt.Sprintf(format, a...))
-		}
-	}
-	if opt.Validate == nil {
-		opt.Validate = Validation
-	}
-	ds, err := LoadSQuAD(opt.Data)
-	if err != nil {
-		return nil, err
-	}
-	tc, err := newCorpus(ctx, ds, opt.Limit)
+	logf := opt.logf
+	ds, tc, err := opt.corpus(ctx)
 	if err != nil {
 		return nil, err
 	}
