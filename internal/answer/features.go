@@ -118,20 +118,12 @@ func tableHeaders(texts []string, tok Tokenizer) []map[string]bool {
 	return out
 }
 
-// charBigrams returns the set of adjacent letter or digit pairs of s (white
-// space and punctuation break pairs).
+// charBigrams returns the set of s's character bigrams
+// (analysis.CharBigrams).
 func charBigrams(s string) map[string]bool {
 	out := map[string]bool{}
-	var prev rune = -1
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			prev = -1
-			continue
-		}
-		if prev >= 0 {
-			out[string([]rune{prev, r})] = true
-		}
-		prev = r
+	for _, g := range analysis.CharBigrams(s) {
+		out[g] = true
 	}
 	return out
 }
@@ -192,7 +184,7 @@ func (e *Extractive) features(p *prepared, cs []*candidate, prior float64) []flo
 	bigram := 0.0
 	if len(fc.qgrams) > 0 {
 		hit := 0
-		for g := range charBigrams(norm) {
+		for _, g := range analysis.CharBigrams(norm) {
 			if fc.qgrams[g] {
 				hit++
 			}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/analysis"
@@ -55,7 +54,7 @@ func (s *Searcher) RerankFeatures(ctx context.Context, query string, results []R
 	}
 	qtype := analysis.QuestionType(query)
 	kind := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure
-	grams := queryBigrams(analysis.Normalize(query))
+	grams := analysis.CharBigrams(analysis.Normalize(query))
 	rows := make([][]float64, len(results))
 	top := 0.0
 	if len(results) > 0 {
@@ -143,25 +142,6 @@ func (s *Searcher) Rerank(ctx context.Context, query string, results []Result, m
 	return append(out, results[n:]...), nil
 }
 
-// queryBigrams returns the distinct adjacent letter or digit pairs of a
-// normalised question (white space and punctuation break pairs).
-func queryBigrams(s string) []string {
-	var out []string
-	var prev rune = -1
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			prev = -1
-			continue
-		}
-		if prev >= 0 {
-			if g := string([]rune{prev, r}); !slices.Contains(out, g) {
-				out = append(out, g)
-			}
-		}
-		prev = r
-	}
-	return out
-}
 
 func b2f(b bool) float64 {
 	if b {
