@@ -142,7 +142,6 @@ func (s *Searcher) Rerank(ctx context.Context, query string, results []Result, m
 	return append(out, results[n:]...), nil
 }
 
-
 func b2f(b bool) float64 {
 	if b {
 		return 1
