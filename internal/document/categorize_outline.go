@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/shirube/shirube/internal/proc"
 )
 
 // OutlineItem is one entry of a PDF outline (bookmark).
@@ -35,20 +33,17 @@ func readOutline(ctx context.Context, tool, pdfPath string) ([]OutlineItem, erro
 	if err != nil {
 		return nil, nil
 	}
-	cmd := proc.Command(ctx, bin, "-xml", "-i", "-q", "-nodrm", "-stdout", "-f", "1", "-l", "1", pdfPath)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
-	if err := cmd.Run(); err != nil {
+	run, err := runTool(ctx, 0, bin, "-xml", "-i", "-q", "-nodrm", "-stdout", "-f", "1", "-l", "1", pdfPath)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if d := firstLine(stderr.String()); d != "" {
+		if d := firstLine(run.stderr.String()); d != "" {
 			return nil, fmt.Errorf("pdftohtml: %s", d)
 		}
 		return nil, fmt.Errorf("pdftohtml: %w", err)
 	}
-	return parseOutlineXML(stdout.Bytes())
+	return parseOutlineXML(run.stdout.Bytes())
 }
 
 // parseOutlineXML extracts the outline items from pdftohtml -xml output.

@@ -348,23 +348,20 @@ func (e *Extractor) maxPixels() int64 {
 // renderPage renders page n of the PDF at path as an 8-bit grey PGM at
 // dpi, in pdftoppm's own process group.
 func (e *Extractor) renderPage(ctx context.Context, path string, n, dpi int) ([]byte, error) {
-	cmd := proc.Command(ctx, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
-	if err := cmd.Run(); err != nil {
+	run, err := runTool(ctx, 0, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if d := firstLine(stderr.String()); d != "" {
+		if d := firstLine(run.stderr.String()); d != "" {
 			return nil, errors.New(d)
 		}
 		return nil, err
 	}
-	if stdout.Len() == 0 {
+	if run.stdout.Len() == 0 {
 		return nil, errors.New("pdftoppm wrote no image")
 	}
-	return stdout.Bytes(), nil
+	return run.stdout.Bytes(), nil
 }
 
 // pageInk renders page n at inkDPI and counts its dark pixels.

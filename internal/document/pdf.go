@@ -105,27 +105,46 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	return pages, notes, nil
 }
 
+// toolRun is what one run of an outside program (pdftotext, pdftoppm,
+// pdftohtml) left: its output, the start of its error output, and whether
+// the output passed its cap.
+type toolRun struct {
+	stdout, stderr bytes.Buffer
+	over           bool
+}
+
+// runTool runs tool with args in a process group of its own (proc), keeping
+// at most limit bytes of its output (limit <= 0: all of it; past the cap
+// the program is stopped and over is set) and the first 4 KB of its error
+// output.
+func runTool(ctx context.Context, limit int64, tool string, args ...string) (*toolRun, error) {
+	r := &toolRun{}
+	capped := &cappedWriter{max: limit, buf: &r.stdout}
+	cmd := proc.Command(ctx, tool, args...)
+	cmd.Stdout = capped
+	cmd.Stderr = &limitedBuffer{max: 4096, buf: &r.stderr}
+	err := cmd.Run()
+	r.over = capped.over
+	return r, err
+}
+
 // runPDFToText runs pdftotext -raw -enc UTF-8 on path and splits its output
 // into pages. pdftotext ends every page, including the last, with a form
 // feed, so N pages give N form feeds. Output past maxText bytes (<= 0: no
 // limit) stops pdftotext and is ErrTextTooLarge, so a small file that
 // expands to gigabytes of text never sits in memory.
 func runPDFToText(ctx context.Context, tool, path string, maxText int64) ([]string, error) {
-	cmd := proc.Command(ctx, tool, "-raw", "-enc", "UTF-8", path, "-")
-	var stdout, stderr bytes.Buffer
-	capped := &cappedWriter{max: maxText, buf: &stdout}
-	cmd.Stdout = capped
-	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
-	if err := cmd.Run(); err != nil || capped.over {
+	run, err := runTool(ctx, maxText, tool, "-raw", "-enc", "UTF-8", path, "-")
+	if err != nil || run.over {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("pdftotext: %w", ctx.Err())
 		}
-		if capped.over {
+		if run.over {
 			return nil, textTooLarge(maxText)
 		}
-		return nil, pdfToolError(err, stderr.String())
+		return nil, pdfToolError(err, run.stderr.String())
 	}
-	out := stdout.String()
+	out := run.stdout.String()
 	if out == "" {
 		return nil, nil
 	}

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -13,8 +12,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/shirube/shirube/internal/proc"
 )
 
 // Tables on PDF pages. pdftotext -raw prints a table row by row with its
@@ -44,25 +41,21 @@ func (w pdfWord) height() float64 { return w.y1 - w.y0 }
 // runPDFBoxes runs pdftotext -bbox-layout on path and returns the words of
 // every page.
 func runPDFBoxes(ctx context.Context, tool, path string, maxText int64) ([][]pdfWord, error) {
-	cmd := proc.Command(ctx, tool, "-bbox-layout", "-enc", "UTF-8", path, "-")
-	var stdout, stderr bytes.Buffer
 	limit := maxText
 	if limit > 0 {
 		limit *= 8 // the boxes take several times the text's bytes
 	}
-	capped := &cappedWriter{max: limit, buf: &stdout}
-	cmd.Stdout = capped
-	cmd.Stderr = &limitedBuffer{max: 4096, buf: &stderr}
-	if err := cmd.Run(); err != nil || capped.over {
+	run, err := runTool(ctx, limit, tool, "-bbox-layout", "-enc", "UTF-8", path, "-")
+	if err != nil || run.over {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("pdftotext -bbox-layout: %w", ctx.Err())
 		}
-		if capped.over {
+		if run.over {
 			return nil, textTooLarge(maxText)
 		}
-		return nil, pdfToolError(err, stderr.String())
+		return nil, pdfToolError(err, run.stderr.String())
 	}
-	return parseBBoxLayout(&stdout)
+	return parseBBoxLayout(&run.stdout)
 }
 
 // parseBBoxLayout reads the XHTML of pdftotext -bbox-layout: the words of
