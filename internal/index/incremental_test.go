@@ -135,21 +135,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 			// The reused chunks' vectors were copied as stored and the
 			// kept model's file linked: both files are the full build's.
 			if !tt.refit {
-				ig, _, _ := readCurrent(opt.Dir)
-				fg, _, _ := readCurrent(ref.Dir)
-				for _, name := range []string{vectorsFile, embedderFile} {
-					a, err := os.ReadFile(filepath.Join(ig, name))
-					if err != nil {
-						t.Fatal(err)
-					}
-					b, err := os.ReadFile(filepath.Join(fg, name))
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !bytes.Equal(a, b) {
-						t.Errorf("%s of the incremental build differs from the full build's", name)
-					}
-				}
+				sameModelFiles(t, opt.Dir, ref.Dir)
 			}
 		})
 	}
@@ -310,8 +296,15 @@ func TestSameIndexWhateverHistory(t *testing.T) {
 			t.Fatalf("item %d: incremental %v, fresh build %v", i, got[i], want[i])
 		}
 	}
-	ig, _, _ := readCurrent(opt.Dir)
-	fg, _, _ := readCurrent(ref.Dir)
+	sameModelFiles(t, opt.Dir, ref.Dir)
+}
+
+// sameModelFiles checks that the current generations of two index
+// folders hold byte-identical vectors and embedder files.
+func sameModelFiles(t *testing.T, dir, ref string) {
+	t.Helper()
+	ig, _, _ := readCurrent(dir)
+	fg, _, _ := readCurrent(ref)
 	for _, name := range []string{vectorsFile, embedderFile} {
 		a, err := os.ReadFile(filepath.Join(ig, name))
 		if err != nil {
@@ -322,7 +315,7 @@ func TestSameIndexWhateverHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from the fresh build's", name)
+			t.Errorf("%s of %s differs from the fresh build's", name, dir)
 		}
 	}
 }
