@@ -114,17 +114,11 @@ func StructureLegal(text string) (string, bool) {
 func classifyLegal(text string) []legalLine {
 	text = normalizeNewlines(strings.ToValidUTF8(text, "\uFFFD"))
 	var out []legalLine
-	fence := ""
+	var fence fenceState
 	for raw := range strings.Lines(text) {
 		raw = strings.TrimRight(raw, "\n")
 		l := legalLine{raw: raw}
-		if mark, info := codeFence(raw); mark != "" || fence != "" {
-			switch {
-			case fence == "":
-				fence = mark
-			case strings.HasPrefix(mark, fence) && info == "":
-				fence = ""
-			}
+		if fence.inCode(raw) {
 			out = append(out, l)
 			continue
 		}
@@ -592,6 +586,26 @@ func numberPath(main, branches string) []int {
 func parseJapaneseNumber(s string) int {
 	n, _ := analysis.ParseNumber(s)
 	return n
+}
+
+// fenceState follows fenced code blocks line by line: the mark of the
+// fence open, "" outside code.
+type fenceState string
+
+// inCode reports whether line is part of fenced code — a fence that opens
+// or closes a block, or a line inside one — and moves past it.
+func (f *fenceState) inCode(line string) bool {
+	mark, info := codeFence(line)
+	if mark == "" && *f == "" {
+		return false
+	}
+	switch {
+	case *f == "":
+		*f = fenceState(mark)
+	case strings.HasPrefix(mark, string(*f)) && info == "":
+		*f = ""
+	}
+	return true
 }
 
 // codeFence returns the fence mark (``` or ~~~, possibly longer) a line

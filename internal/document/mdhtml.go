@@ -71,16 +71,10 @@ func MarkdownHTML(ctx context.Context, text string) string {
 	}
 	lines := strings.Split(text, "\n")
 	var out []string
-	fence := ""
+	var fence fenceState
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if mark, info := codeFence(line); mark != "" || fence != "" {
-			switch {
-			case fence == "":
-				fence = mark
-			case strings.HasPrefix(mark, fence) && info == "":
-				fence = ""
-			}
+		if fence.inCode(line) {
 			out = append(out, line)
 			continue
 		}
