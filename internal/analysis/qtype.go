@@ -50,7 +50,7 @@ func (t AnswerType) Strict() bool {
 }
 
 // interrogativeRe finds a word that asks for content rather than yes or no.
-var interrogativeRe = regexp.MustCompile(`何|なに|なん|いつ|いくら|どう|どんな|どの|どれ|どこ|どちら|誰|だれ|\b(?:what|when|which|who|how)\b`)
+var interrogativeRe = regexp.MustCompile(`何|なに|なん|いつ|いくら|いくつ|どう|どんな|どの|どれ|どこ|どちら|誰|だれ|\b(?:what|when|which|who|how)\b`)
 
 // counterSynonyms maps the counter a question uses after 何 to the
 // counters an answer may use for it.
@@ -71,7 +71,7 @@ var counterSynonyms = map[string][]string{
 var counterRe = regexp.MustCompile(`何(回目|番目|パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|文字|種類|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位]|[a-z]+|\p{Katakana}+)`)
 
 var (
-	quantityRe   = regexp.MustCompile(`いくら|どのくらい|どれくらい|どのぐらい|どれぐらい|どれだけ|どの程度|どれほど|割合|何割|上限|最大(?:で|値|量)?は|最低(?:で|限)?は|how (?:many|much)`)
+	quantityRe   = regexp.MustCompile(`いくら|いくつ|どのくらい|どれくらい|どのぐらい|どれぐらい|どれだけ|どの程度|どれほど|割合|何割|上限|最大(?:で|値|量)?は|最低(?:で|限)?は|how (?:many|much)`)
 	dateRe       = regexp.MustCompile(`いつ|何年度|何月|期限|期日|何日以内|どのタイミング|when\b`)
 	whoRe        = regexp.MustCompile(`誰|だれ|どこ(?:が|の|で|に|から|へ|です)|どの(?:機関|団体|組織|会議|部署|部門|省庁|省|大臣|役職|者)|どちら|who\b|which (?:organi[sz]ation|agency)`)
 	penaltyRe    = regexp.MustCompile(`罰則|罰金|懲役|罰|処罰|ペナルティ|penalt`)

@@ -18,6 +18,7 @@ func TestQuestionType(t *testing.T) {
 		{"全体の何％を占めますか", KindQuantity, "割", true},
 		{"罰金はいくらですか", KindQuantity, "円", true}, // a sum of money
 		{"感染者はいくらか", KindQuantity, "", true},   // an amount in any unit
+		{"範囲はいくつからいくつまでですか", KindQuantity, "", true},
 		{"古細菌が提案されたのは何年？", KindDate, "", true},
 		{"西暦何年のことですか", KindDate, "", true},
 		{"何年から何年まで大統領を務めたか", KindDate, "", true},

@@ -276,13 +276,23 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 		total += weights[t]
 	}
 	headers := tableHeaders(texts, e.tok)
+	notes := noteTerms(cands, results)
 	for _, c := range cands {
 		row := strings.HasPrefix(c.text, "|")
+		var noted map[string]bool
+		for _, ref := range c.refs {
+			if m := notes[results[c.chunk].File+"\x00"+ref.key]; m != nil {
+				noted = m
+				break
+			}
+		}
 		for _, t := range content {
 			switch {
 			case c.terms[t]:
 				c.cov += weights[t]
-			case headings[c.chunk][t] || row && headers[c.chunk][t]:
+			case headings[c.chunk][t] || row && headers[c.chunk][t] || noted[t]:
+				// A note's words are read with the sentence or cell
+				// that carries its marker, as a heading's are.
 				// A table row is read with its column headers, as a
 				// sentence is read with its section's heading.
 				c.cov += headingShare * weights[t]
@@ -609,6 +619,25 @@ func (e *Extractive) answersInherit(cands []*candidate, content []string, weight
 // pairMargin is how much more than the best single sentence a window of
 // adjacent sentences must score to be the answer's core.
 const pairMargin = 0.4
+
+// noteTerms returns the words of each note, keyed by the note's file and
+// marker key: what a marker in a sentence of that file refers to.
+func noteTerms(cands []*candidate, results []retrieve.Result) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, c := range cands {
+		if c.note == "" {
+			continue
+		}
+		k := results[c.chunk].File + "\x00" + c.note
+		if out[k] == nil {
+			out[k] = map[string]bool{}
+		}
+		for t := range c.terms {
+			out[k][t] = true
+		}
+	}
+	return out
+}
 
 // noteSentence returns the sentence of a note that a picked sentence
 // refers to by its marker, from the same page: of the note's sentences the

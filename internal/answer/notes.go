@@ -21,6 +21,9 @@ var (
 	noteLabelRe = regexp.MustCompile(`^\s*(?:\(\s*(\*|※|注)\s*(\d{1,2})\s*\)|(\*|※|注)\s*(\d{1,2})(?:[\s:：.．)]|$))\s*`)
 	// noteTailRe matches a line that ends with a marker: the sentence goes
 	// on in the next line (PDF text breaks after 「JVN（*1）」).
+	// daggerRe finds an unnumbered dagger marker (†, ‡, ††): a table cell
+	// 「NodePort Services†」 and the note 「† … のデフォルトのポート範囲。」.
+	daggerRe = regexp.MustCompile(`[†‡]+`)
 	noteTailRe = regexp.MustCompile(`[(（]\s*(?:[*＊※]|注)\s*[0-9０-９]{1,2}\s*[)）]$`)
 )
 
@@ -49,6 +52,11 @@ func noteRefs(text string) []noteRef {
 			k = noteKey(n[m[6]:m[7]], n[m[8]:m[9]])
 		}
 		out = append(out, noteRef{key: k, word: wordBefore(n[:m[0]])})
+	}
+	for _, m := range daggerRe.FindAllStringIndex(n, -1) {
+		if m[0] > 0 {
+			out = append(out, noteRef{key: n[m[0]:m[1]], word: wordBefore(n[:m[0]])})
+		}
 	}
 	return out
 }
@@ -82,6 +90,10 @@ func noteLabel(line string) (key, rest string, ok bool) {
 	n := analysis.Normalize(line)
 	m := noteLabelRe.FindStringSubmatchIndex(n)
 	if m == nil {
+		t := strings.TrimLeft(n, " ")
+		if d := daggerRe.FindStringIndex(t); d != nil && d[0] == 0 {
+			return t[:d[1]], strings.TrimSpace(t[d[1]:]), true
+		}
 		return "", "", false
 	}
 	if m[2] >= 0 {

@@ -178,6 +178,20 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			want:    []string{"Auto window close を off"},
 			notWant: "シリアルポート",
 		},
+		{
+			// A table row carries a dagger; its note below the table
+			// repeats the question's words but holds no number. The row
+			// is read with its note, and it holds the asked range.
+			name:  "a table cell's dagger note",
+			query: "ReplicaSyncに標準で割り当てられるポートの範囲はいくつからいくつまでですか？",
+			results: []retrieve.Result{{File: "database/guide/ports/page_001.md", Heading: "ポート > ワーカー", Text: "## ワーカー\n" +
+				"| プロトコル | ポート範囲 | 目的 |\n|---|---|---|\n" +
+				"| TCP | 8400 | Agent API |\n" +
+				"| TCP | 41000-41999 | ReplicaSync† |\n\n" +
+				"† ReplicaSyncに標準で割り当てられるポートの範囲。\n\n" +
+				"割り当てられる範囲は設定で変更できます。"}},
+			want: []string{"41000-41999"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,6 +264,8 @@ func TestNoteMarkers(t *testing.T) {
 		{"対象品目※3 を除く", []string{"※3", "対象品目"}},
 		{"（注 1）空欄は配合できないことを示す。", nil},
 		{"第3条の規定による。", nil},
+		{"| TCP | 41000-41999 | ReplicaSync† |", []string{"†", "replicasync"}},
+		{"† 標準の範囲。", nil}, // a dagger that opens the line is a label
 	}
 	for _, tt := range refs {
 		var got []string
@@ -269,6 +285,8 @@ func TestNoteMarkers(t *testing.T) {
 		{"※1 速報値である。", "※1", "速報値である。", true},
 		{"注記）本方針は…", "", "", false},
 		{"2）情報共有サイト", "", "", false},
+		{"† 標準の範囲。", "†", "標準の範囲。", true},
+		{"‡", "‡", "", true},
 	}
 	for _, tt := range labels {
 		key, rest, ok := noteLabel(tt.line)
