@@ -23,7 +23,7 @@ var (
 	// on in the next line (PDF text breaks after 「JVN（*1）」).
 	// daggerRe finds an unnumbered dagger marker (†, ‡, ††): a table cell
 	// 「NodePort Services†」 and the note 「† … のデフォルトのポート範囲。」.
-	daggerRe = regexp.MustCompile(`[†‡]+`)
+	daggerRe   = regexp.MustCompile(`[†‡]+`)
 	noteTailRe = regexp.MustCompile(`[(（]\s*(?:[*＊※]|注)\s*[0-9０-９]{1,2}\s*[)）]$`)
 )
 
