@@ -19,11 +19,11 @@ var (
 	noteRefRe = regexp.MustCompile(`\(\s*(\*|※|注)\s*(\d{1,2})\s*\)|(\*|※)\s*(\d{1,2})`)
 	// noteLabelRe matches a marker that opens a line: the label of a note.
 	noteLabelRe = regexp.MustCompile(`^\s*(?:\(\s*(\*|※|注)\s*(\d{1,2})\s*\)|(\*|※|注)\s*(\d{1,2})(?:[\s:：.．)]|$))\s*`)
-	// noteTailRe matches a line that ends with a marker: the sentence goes
-	// on in the next line (PDF text breaks after 「JVN（*1）」).
 	// daggerRe finds an unnumbered dagger marker (†, ‡, ††): a table cell
 	// 「NodePort Services†」 and the note 「† … のデフォルトのポート範囲。」.
-	daggerRe   = regexp.MustCompile(`[†‡]+`)
+	daggerRe = regexp.MustCompile(`[†‡]+`)
+	// noteTailRe matches a line that ends with a marker: the sentence goes
+	// on in the next line (PDF text breaks after 「JVN（*1）」).
 	noteTailRe = regexp.MustCompile(`[(（]\s*(?:[*＊※]|注)\s*[0-9０-９]{1,2}\s*[)）]$`)
 )
 
