@@ -201,7 +201,8 @@ func (t AnswerType) Satisfied(norm string) bool {
 	case KindQuantity:
 		return t.quantityIn(norm)
 	case KindDate:
-		return dateExprRe.MatchString(norm)
+		// A length of time (「1 年間の非推奨期間」) says how long, not when.
+		return dateExprRe.MatchString(durationRe.ReplaceAllString(norm, ""))
 	case KindPenalty:
 		return penaltyExprRe.MatchString(norm)
 	case KindWho:
@@ -213,6 +214,10 @@ func (t AnswerType) Satisfied(norm string) bool {
 	}
 	return true
 }
+
+// durationRe finds a length of time: a numeral with 年間, 日間, か月間,
+// 週間 or 時間.
+var durationRe = regexp.MustCompile(numeral + `\s*(?:年間|日間|(?:か|ヶ|カ|箇|ケ|ヵ)月間|週間|時間)`)
 
 func (t AnswerType) quantityIn(norm string) bool {
 	if len(t.Counters) == 0 {
