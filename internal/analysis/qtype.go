@@ -73,7 +73,7 @@ var counterRe = regexp.MustCompile(`何(回目|番目|パーセント|ページ|
 var (
 	quantityRe   = regexp.MustCompile(`いくら|いくつ|どのくらい|どれくらい|どのぐらい|どれぐらい|どれだけ|どの程度|どれほど|割合|何割|上限|最大(?:で|値|量)?は|最低(?:で|限)?は|how (?:many|much)`)
 	dateRe       = regexp.MustCompile(`いつ|何年度|何月|期限|期日|何日以内|どのタイミング|when\b`)
-	whoRe        = regexp.MustCompile(`誰|だれ|どこ(?:が|の|で|に|から|へ|です)|どの(?:機関|団体|組織|会議|部署|部門|省庁|省|大臣|役職|者)|どちら|who\b|which (?:organi[sz]ation|agency)`)
+	whoRe        = regexp.MustCompile(`誰|だれ|どこ(?:が|の|で|に|から|へ|です)|どの(?:機関|団体|組織|会議|部署|部門|省庁|省|大臣|役職|者|チーム|グループ|担当|会社|企業)|どちら|who\b|which (?:organi[sz]ation|agency)`)
 	penaltyRe    = regexp.MustCompile(`罰則|罰金|懲役|罰|処罰|ペナルティ|penalt`)
 	definitionRe = regexp.MustCompile(`(?:」|\p{Han}|\p{Katakana}|[a-z0-9])とは|定義|どういう(?:もの|者|こと|意味)|どのような(?:もの|者|こと)|どんな(?:もの|者)|何を(?:いう|指す)|意味|what (?:is|are|does)`)
 	conditionRe  = regexp.MustCompile(`(?:どういう|どんな|どのような|どの)場合|例外|条件|場合に限|限られ`)
@@ -187,7 +187,7 @@ var (
 	anyQuantityRe  = regexp.MustCompile(numeral + `\s*(?:[^\s0-9,.。、]{1,4})`)
 	dateExprRe     = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
 	penaltyExprRe  = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
-	whoExprRe      = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営`)
+	whoExprRe      = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営|チーム|グループ|担当者|担当部署|会社|企業`)
 	definitionExpr = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
 	conditionExpr  = regexp.MustCompile(`場合|とき|ただし|限り|除き|除く|条件|ときは|においては`)
 )

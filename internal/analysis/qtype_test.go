@@ -39,6 +39,7 @@ func TestQuestionType(t *testing.T) {
 		{"どんな罰則がありますか", KindPenalty, "", true},
 		{"罰則のようなものはありますか", KindPenalty, "", false}, // yes or no
 		{"誰から許可を受けますか", KindWho, "", false},
+		{"公表はどのチームに任されていますか", KindWho, "", false},
 		{"どの会議で決定されたものですか", KindWho, "", false},
 		{"「事業者」とは、どういう者のことですか", KindDefinition, "", false},
 		{"一時的に置いておくことはできますか", KindNone, "", false}, // 「ことは」 is no definition
@@ -82,6 +83,7 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		{"いつサポートが終了しましたか", "2020 年 11 月 13 日に終了しました", true},
 		{"いつまでに報告しますか", "発生から 24 時間以内に報告する", true},
 		{"範囲はいくつからいくつまでですか", "| TCP | 30000-32767 | NodePort |", true},
+		{"公表はどのチームに任されていますか", "委任先: マーケティングチーム", true},
 		{"何歳以上ですか", "参議院議員の任期は六年とし", false},
 		{"何％ですか", "レベル 2 以上が 89.6% を占めています", true},
 		{"いつから適用されていますか", "平成 13 年 4 月 1 日から適用し", true},
