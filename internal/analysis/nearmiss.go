@@ -217,27 +217,3 @@ var framingWords = map[string]bool{
 // IsFramingWord reports whether an analysed term frames a question (記載,
 // 紹介, 予定, 必要 …) rather than naming what it asks about.
 func IsFramingWord(term string) bool { return framingWords[term] }
-
-// QuotedTerms returns the terms a question quotes in 「」, normalised: the
-// label or name it asks about exactly (深刻度が「緊急」のもの). Titles of
-// works in 『』 name the topic rather than narrow it and are left out.
-func QuotedTerms(q string) []string {
-	var out []string
-	for _, m := range quotedTermsRe.FindAllStringSubmatch(Normalize(q), -1) {
-		if t := strings.TrimSpace(m[1]); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-var quotedTermsRe = regexp.MustCompile(`「([^」、。]{1,12})」`)
-
-// delegationRe finds a quantity a provision leaves to another regulation:
-// 「政令で定める規模」「厚生労働省令で定める数」「条例で定める額」.
-var delegationRe = regexp.MustCompile(`(?:政令|省令|府令|規則|条例|告示)で定める(?:規模|数|人数|額|金額|日数|期間|率|割合|基準)`)
-
-// DelegatesQuantity reports whether normalised text leaves a quantity to
-// another regulation (政令で定める規模): a question asking for that number is
-// answered by the enforcement order, not by this text.
-func DelegatesQuantity(norm string) bool { return delegationRe.MatchString(norm) }

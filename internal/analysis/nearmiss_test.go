@@ -93,21 +93,6 @@ func TestAskedPredicate(t *testing.T) {
 	}
 }
 
-func TestQuotedTerms(t *testing.T) {
-	for _, tt := range []struct {
-		q    string
-		want []string
-	}{
-		{"深刻度が「緊急」のものは何件ですか", []string{"緊急"}},
-		{"「Ａ」と「B 区分」の違い", []string{"a", "b 区分"}},
-		{"『月刊誌』は何部発行されていますか", nil},
-	} {
-		if got := QuotedTerms(tt.q); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("QuotedTerms(%q) = %v, want %v", tt.q, got, tt.want)
-		}
-	}
-}
-
 func TestIsFramingWord(t *testing.T) {
 	for term, want := range map[string]bool{"記載": true, "紹介": true, "規定": true, "予定": true, "改正": false, "リリース": false} {
 		if got := IsFramingWord(term); got != want {
@@ -125,23 +110,6 @@ func TestMentionsPenalty(t *testing.T) {
 	} {
 		if got := MentionsPenalty(Normalize(text)); got != want {
 			t.Errorf("MentionsPenalty(%q) = %v, want %v", text, got, want)
-		}
-	}
-}
-
-func TestDelegatesQuantity(t *testing.T) {
-	for _, tt := range []struct {
-		text string
-		want bool
-	}{
-		{"事業者は、政令で定める規模の事業場ごとに、産業医を選任しなければならない。", true},
-		{"厚生労働省令で定める数以上の労働者を使用する事業者", true},
-		{"条例で定める額の手数料を納めなければならない。", true},
-		{"政令で定める資格を有する者のうちから選任する。", false}, // a qualification, not a number
-		{"常時五十人以上の労働者を使用する事業場", false},
-	} {
-		if got := DelegatesQuantity(Normalize(tt.text)); got != tt.want {
-			t.Errorf("DelegatesQuantity(%q) = %v, want %v", tt.text, got, tt.want)
 		}
 	}
 }

@@ -11,12 +11,10 @@ import (
 
 // Reasons nearMiss gives.
 const (
-	missOtherPeriod = "other period"     // the question's year, quarter or month is not the evidence's
-	missLocator     = "no such field"    // どの欄: no passage names a 欄
-	missPredicate   = "event not stated" // いつ改正: no passage mentions 改正
-	missQuoted      = "quoted term apart"
+	missOtherPeriod = "other period"      // the question's year, quarter or month is not the evidence's
+	missLocator     = "no such field"     // どの欄: no passage names a 欄
+	missPredicate   = "event not stated"  // いつ改正: no passage mentions 改正
 	missKind        = "asked kind absent" // 何件: no passage holds a count
-	missDelegated   = "value delegated"   // 何人以上: 「政令で定める規模」
 )
 
 // Refuses reports why the evidence gate refuses a question whose evidence
@@ -60,8 +58,6 @@ func Refuses(ctx context.Context, s *retrieve.Searcher, q string, results []retr
 //     (「いつ改正されましたか」 with no 改正; 「どういう順番で記載するルール」
 //     with no ルール) — words that frame the question (記載, 紹介, 予定)
 //     left out;
-//   - it asks for a number or a date of a term it quotes (「緊急」のものは
-//     何件), and no chunk holds both the term and such an expression.
 //
 // s is the searcher the results came from.
 //
@@ -81,24 +77,8 @@ func nearMiss(ctx context.Context, s *retrieve.Searcher, q string, qt analysis.A
 		return missLocator
 	case predicateAbsent(q, evidence, s.Index().Terms):
 		return missPredicate
-	case quotedApart(q, qt, norm, evidence):
-		return missQuoted
-	case delegated(qt, results[0]):
-		return missDelegated
 	}
 	return ""
-}
-
-// delegated reports whether a question asking for a number (何人以上, いくら)
-// is best answered by a provision that leaves that number to another
-// regulation (「政令で定める規模の事業場ごとに」) and gives none itself: the
-// value lives in the enforcement order, not in the indexed text.
-func delegated(qt analysis.AnswerType, top retrieve.Result) bool {
-	if !qt.Strict() || qt.Kind != analysis.KindQuantity {
-		return false
-	}
-	norm := analysis.Normalize(top.Text)
-	return analysis.DelegatesQuantity(norm) && !qt.Satisfied(norm)
 }
 
 // otherPeriod reports whether the question names a year, quarter or month
@@ -196,29 +176,6 @@ func predicateAbsent(q string, evidence []string, terms func(string) []string) b
 		}
 	}
 	return true
-}
-
-// quotedApart reports whether a question asking strictly for a number or a
-// date (analysis.AnswerType.Strict) quotes a term that no passage holds
-// together with an expression of the asked kind.
-func quotedApart(q string, qt analysis.AnswerType, norm, compact []string) bool {
-	if !qt.Strict() || qt.Kind == analysis.KindPenalty {
-		return false
-	}
-	for _, term := range analysis.QuotedTerms(q) {
-		term = analysis.Compact(term)
-		found := false
-		for i, n := range norm {
-			if analysis.Present(compact[i], term) && qt.Satisfied(n) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return true
-		}
-	}
-	return false
 }
 
 func anyContains(texts []string, s string, contains func(text, s string) bool) bool {
