@@ -621,3 +621,45 @@ func TestVerificationAsksTheReader(t *testing.T) {
 		})
 	}
 }
+
+// fixedReader reads every evidence set with one answerability and
+// threshold.
+type fixedReader struct{ p, threshold float64 }
+
+func (f fixedReader) Read(string, []retrieve.Result) *answer.Reading {
+	return &answer.Reading{Answerability: f.p, Threshold: f.threshold}
+}
+
+// TestConfidentReaderLiftsTheThreshold: evidence scored below the evidence
+// threshold is answered when the reader's answerability is at least 2.5
+// times its own threshold, and refused below that.
+func TestConfidentReaderLiftsTheThreshold(t *testing.T) {
+	ix := demoIndex(t)
+	s := retrieve.New(ix)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	for _, tt := range []struct {
+		name   string
+		reader fixedReader
+		want   string
+	}{
+		{"confident reader", fixedReader{0.5, 0.2}, assistant.ActionAnswer},
+		{"reader above its threshold, not confident", fixedReader{0.45, 0.2}, assistant.ActionRefuse},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := assistant.New(s, gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, EvidenceThreshold: 0.999, Reader: tt.reader})
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: "バックアップからの復旧手順は？"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Decision.Action != tt.want {
+				t.Fatalf("decision %+v, want %s", rep.Decision, tt.want)
+			}
+			if tt.want == assistant.ActionRefuse && rep.Decision.Reason != assistant.ReasonThreshold {
+				t.Errorf("refused for %q, want the evidence threshold", rep.Decision.Reason)
+			}
+		})
+	}
+	if !assistant.Confident(0.34, 0.133) || assistant.Confident(0.33, 0.133) || assistant.Confident(0.9, 0) {
+		t.Error("Confident: want answerability ≥ 2.5 × threshold, and never without a threshold")
+	}
+}

@@ -203,8 +203,10 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 	protocols := []string{HoldoutParagraph, HoldoutArticle}
 	present := make([]float64, 0, len(qs))
 	presentGate := make([]bool, 0, len(qs))
+	presentSure := make([]bool, 0, len(qs)) // the reader lifts the threshold
 	absent := make([][]float64, len(protocols))
 	absentGate := make([][]bool, len(protocols))
+	absentSure := make([][]bool, len(protocols))
 	stillCorrect := make([][]bool, len(protocols))
 	hiddenDocs := make([]int, len(protocols))
 	for _, q := range qs {
@@ -228,7 +230,8 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 			return RefusalReport{}, err
 		}
 		present = append(present, p)
-		presentGate = append(presentGate, gate.refuses(ctx, q.Text, res))
+		pg, ps := gate.judge(ctx, q.Text, res)
+		presentGate, presentSure = append(presentGate, pg), append(presentSure, ps)
 		for pi, proto := range protocols {
 			hidden := map[int]bool{}
 			for doc, rel := range ds.Qrels[q.ID] {
@@ -254,7 +257,8 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 				return RefusalReport{}, err
 			}
 			absent[pi] = append(absent[pi], a)
-			absentGate[pi] = append(absentGate[pi], gate.refuses(ctx, q.Text, res))
+			ag, as := gate.judge(ctx, q.Text, res)
+			absentGate[pi], absentSure[pi] = append(absentGate[pi], ag), append(absentSure[pi], as)
 			ok := false
 			if ans, err := gen.Generate(ctx, q.Text, res); err == nil {
 				ok = containsGold(ans.Text, q.Answers)
@@ -267,12 +271,12 @@ func Refusal(ctx context.Context, dir string, k int, threshold float64, maxQueri
 		point := func(t float64, whole bool) RefusalPoint {
 			ans, ref, safe := 0, 0, 0
 			for i, p := range present {
-				if p >= t && !(whole && presentGate[i]) {
+				if (p >= t || whole && presentSure[i]) && !(whole && presentGate[i]) {
 					ans++
 				}
 			}
 			for i, a := range absent[pi] {
-				if a < t || (whole && absentGate[pi][i]) {
+				if a < t && !(whole && absentSure[pi][i]) || (whole && absentGate[pi][i]) {
 					ref++
 					safe++
 				} else if stillCorrect[pi][i] {
@@ -343,12 +347,20 @@ func newGate(tok answer.Tokenizer, s *retrieve.Searcher, rd answer.Reader) gate 
 
 // refuses reports whether the gate refuses results for q.
 func (g gate) refuses(ctx context.Context, q string, results []retrieve.Result) bool {
+	r, _ := g.judge(ctx, q, results)
+	return r
+}
+
+// judge reports whether the gate refuses results for q, and whether the
+// reader is confident enough that they answer it to lift the evidence
+// score's threshold (assistant.Confident), as ask does.
+func (g gate) judge(ctx context.Context, q string, results []retrieve.Result) (refuses, confident bool) {
 	if assistant.Refuses(ctx, g.s, q, results) != "" {
-		return true
+		return true, false
 	}
 	if g.reader == nil || len(results) == 0 {
-		return false
+		return false, false
 	}
 	rd := g.reader.Read(q, results)
-	return rd.Answerability < rd.Threshold
+	return rd.Answerability < rd.Threshold, assistant.Confident(rd.Answerability, rd.Threshold)
 }
