@@ -128,3 +128,67 @@ func (s *Searcher) expandLexical(ctx context.Context, lex []index.Hit, exp []str
 	}
 	return out, nil
 }
+
+// Mentions returns, for each document that names one of words or one of
+// their synonyms, its chunk that names them most: best first by the BM25
+// of those words alone (word terms, not character n-grams, so ログ is no
+// match for ログイン; synonyms at ExpansionWeight), up to n documents.
+// Scores are relative to the best (1). It is how a question that names a
+// single thing learns where the index speaks of it. opt's Scope and
+// Exclude apply.
+func (s *Searcher) Mentions(ctx context.Context, words []string, n int, opt Options) ([]Result, error) {
+	var terms []string
+	for _, w := range words {
+		for _, t := range s.ix.Terms(w) {
+			if !strings.HasPrefix(t, analysis.NGramPrefix) {
+				terms = append(terms, t)
+			}
+		}
+	}
+	if len(terms) == 0 || n <= 0 {
+		return nil, nil
+	}
+	cand := max(10*n, 100)
+	lex, _, err := s.ix.LexicalHits(ctx, terms, cand)
+	if err != nil {
+		return nil, fmt.Errorf("BM25 search: %w", err)
+	}
+	if lex, err = s.expandLexical(ctx, lex, s.Expansion(strings.Join(words, " "), terms), cand); err != nil {
+		return nil, err
+	}
+	if lex, err = s.filter(ctx, exclude(lex, opt.Exclude), opt); err != nil {
+		return nil, err
+	}
+	if len(lex) == 0 {
+		return nil, nil
+	}
+	ids := make([]int, len(lex))
+	for i, h := range lex {
+		ids[i] = h.Chunk
+	}
+	chs, err := s.ix.Chunks(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	var out []Result
+	seen := map[string]bool{}
+	for i, ch := range chs {
+		doc := ch.Source
+		if doc == "" {
+			doc = ch.File
+		}
+		if seen[doc] {
+			continue
+		}
+		seen[doc] = true
+		out = append(out, Result{
+			ChunkID: ch.ID, File: ch.File, Source: ch.Source, Page: ch.Page, Heading: ch.Heading,
+			Text: ch.Text, UpdatedAt: ch.UpdatedAt, Score: round4(lex[i].Score / lex[0].Score),
+			BM25Score: round4(lex[i].Score / lex[0].Score),
+		})
+		if len(out) == n {
+			break
+		}
+	}
+	return out, nil
+}

@@ -23,7 +23,8 @@ var testSynonyms = synonymMap{
 	"マニュアル": {"手引き"},
 }
 
-func expandIndex(t *testing.T, texts ...string) *index.Index {
+// textIndex indexes each text as a one-chunk document d<i>.
+func textIndex(t *testing.T, texts ...string) *index.Index {
 	t.Helper()
 	var cs []chunk.Chunk
 	for i, s := range texts {
@@ -37,7 +38,7 @@ func expandIndex(t *testing.T, texts ...string) *index.Index {
 }
 
 func TestExpansion(t *testing.T) {
-	ix := expandIndex(t, "無効なログオンが10回続くとロックされる。", "記録は1年間保管する。")
+	ix := textIndex(t, "無効なログオンが10回続くとロックされる。", "記録は1年間保管する。")
 	s := New(ix).WithSynonyms(testSynonyms)
 	for _, tc := range []struct {
 		query string
@@ -64,7 +65,7 @@ func TestExpansion(t *testing.T) {
 // A passage that names the asked thing only by a synonym is found; one
 // that holds the question's own word still ranks first.
 func TestSearchWithSynonyms(t *testing.T) {
-	ix := expandIndex(t,
+	ix := textIndex(t,
 		"アカウントのロックアウト。無効なログオンが10回続くとロックされる。",
 		"バックアップからの復旧手順。",
 		"ログイン画面の表示設定。",
@@ -101,5 +102,40 @@ func TestSearchWithSynonyms(t *testing.T) {
 	}
 	if got := ids(res); slices.Index(got, "d0_0") < slices.Index(got, "d3_0") {
 		t.Errorf("without synonyms the search ranked %v", got)
+	}
+}
+
+// Mentions lists one chunk per document that names the word or a
+// synonym of it — as a word: ログ in ログ保管 is no ログイン.
+func TestMentions(t *testing.T) {
+	ix := textIndex(t,
+		"アカウントのロックアウト。無効なログオンが10回続くとロックされる。",
+		"ログの保管期間は1年とする。ログインの記録も含む。",
+		"ログの保管場所。",
+		"バックアップからの復旧手順。",
+	)
+	ctx := context.Background()
+	s := New(ix).WithSynonyms(testSynonyms)
+	got, err := s.Mentions(ctx, []string{"ログイン"}, 5, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := ids(got); !slices.Equal(ids, []string{"d1_0", "d0_0"}) {
+		t.Fatalf("Mentions(ログイン) = %v, want the exact word's d1_0, then the synonym's d0_0", ids)
+	}
+	if got[0].Score != 1 || !(got[1].Score > 0 && got[1].Score < 1) {
+		t.Errorf("scores %v, %v", got[0].Score, got[1].Score)
+	}
+	if got, _ := s.Mentions(ctx, []string{"ログイン"}, 1, Options{}); len(got) != 1 {
+		t.Errorf("n = 1 gave %d", len(got))
+	}
+	if got, _ := s.Mentions(ctx, []string{"ログイン"}, 5, Options{Scope: []string{"database/d0"}}); len(got) != 1 || got[0].ChunkID != "d0_0" {
+		t.Errorf("in scope d0: %v", ids(got))
+	}
+	if got, _ := New(ix).Mentions(ctx, []string{"ログイン"}, 5, Options{}); len(got) != 1 {
+		t.Errorf("without synonyms: %v, want the exact word's chunk only", ids(got))
+	}
+	if got, err := s.Mentions(ctx, nil, 5, Options{}); err != nil || got != nil {
+		t.Errorf("no words: %v, %v", got, err)
 	}
 }
