@@ -15,6 +15,7 @@ import (
 	"github.com/shirube/shirube/internal/eval/beir"
 	"github.com/shirube/shirube/internal/reader"
 	"github.com/shirube/shirube/internal/retrieve"
+	"github.com/shirube/shirube/internal/synonym"
 )
 
 // printReport prints a flat struct as "key: value" lines, or as JSON.
@@ -81,8 +82,12 @@ func newBenchCmd(g *globals) *cobra.Command {
 			auto := !cmd.Flags().Changed("bm25-weight")
 			opt := bench.BEIROptions{Dir: dir, Mode: mode, Fusion: fusion, BM25Weight: weight, AutoWeight: auto, MaxQueries: maxQ}
 			if auto && mode == "hybrid" && rerank {
-				// The default search: the per-query weight, then the re-ranker.
+				// The default search: the per-query weight, the synonyms,
+				// then the re-ranker.
 				if opt.Rerank, err = reader.DefaultReranker(); err != nil {
+					return err
+				}
+				if opt.Synonyms, err = synonym.Default(); err != nil {
 					return err
 				}
 			}
@@ -141,12 +146,19 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 			opt.Mode = name
 		case "auto":
 			opt.AutoWeight = true
-		case "default":
-			// The default search: the per-query weight, then the re-ranker.
+		case "default", "default-nosyn":
+			// The default search: the per-query weight, the synonyms of
+			// the question's words, then the re-ranker (default-nosyn:
+			// without the synonyms, for comparison).
 			opt.AutoWeight = true
 			var err error
 			if opt.Rerank, err = reader.DefaultReranker(); err != nil {
 				return err
+			}
+			if name == "default" {
+				if opt.Synonyms, err = synonym.Default(); err != nil {
+					return err
+				}
 			}
 		case "minmax", "rrf":
 			opt.Fusion = name
@@ -156,7 +168,7 @@ func runSweep(cmd *cobra.Command, ds *beir.Dataset, ix retrieve.Store, took time
 				}
 			}
 		default:
-			return fmt.Errorf("sweep item %q: use default, auto, bm25, vector, minmax:W or rrf:W", item)
+			return fmt.Errorf("sweep item %q: use default, default-nosyn, auto, bm25, vector, minmax:W or rrf:W", item)
 		}
 		rep, err := bench.EvaluateIndex(ctx, ds, ix, took, opt)
 		if err != nil {

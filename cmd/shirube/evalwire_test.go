@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shirube/shirube/internal/assistant"
 	"github.com/shirube/shirube/internal/csvx"
+	"github.com/shirube/shirube/internal/guard"
 )
 
 // run executes one command line in-process.
@@ -114,6 +117,7 @@ func TestEvalCommands(t *testing.T) {
 			t.Error("no reference names a page of the PDF inside its section folder")
 		}
 	})
+	t.Run("SeedLoginQuestion", func(t *testing.T) { workspace(t, fixture); testSeedLoginQuestion(t) })
 	t.Run("EvalDataset", func(t *testing.T) { workspace(t, fixture); testEvalDataset(t, repo) })
 	t.Run("EvalJudgeDown", func(t *testing.T) { workspace(t, fixture); testEvalJudgeDown(t, repo) })
 	t.Run("EvalLenientJudge", func(t *testing.T) { workspace(t, fixture); testEvalLenientJudge(t, repo) })
@@ -167,4 +171,38 @@ func field(t *testing.T, out, label string) string {
 		t.Fatalf("no %q line in:\n%s", label, out)
 	}
 	return m[1]
+}
+
+// testSeedLoginQuestion asks seed 002's own example question on the demo
+// corpus with the CLI's defaults and with the plain path. The corpus has no
+// page about logging in: the lockout runbook says ログオン and ロックアウト.
+// The question names one thing (ログイン), the reader finds the sentences
+// an answer would quote not answering it, so it is asked back with the
+// clarification template, listing the documents that name ログイン or a
+// synonym of it — the lockout runbook among them — instead of quoting an
+// unrelated triage sentence.
+func testSeedLoginQuestion(t *testing.T) {
+	const q = "ログインできない場合の対処法は？"
+	for _, args := range [][]string{{"ask", "--json", q}, {"ask", "--json", "--profile", "plain", q}} {
+		var rep assistant.Reply
+		if err := json.Unmarshal([]byte(mustRun(t, args...)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Decision.Action != assistant.ActionClarify || rep.Decision.Reason != assistant.ReasonVague || !rep.Flags.AmbiguousQuery {
+			t.Errorf("%v: decision %+v, flags %+v, want it asked back", args, rep.Decision, rep.Flags)
+		}
+		if !strings.HasPrefix(rep.Answer, guard.AmbiguousQueryResponse) || !strings.Contains(rep.Answer, "runbooks/account_lockout.md") {
+			t.Errorf("%v: answer\n%s", args, rep.Answer)
+		}
+		cited := false
+		for _, e := range rep.Evidence {
+			cited = cited || strings.Contains(e.File, "account_lockout") && strings.Contains(e.Excerpt, "ログオン")
+			if strings.Contains(e.Excerpt, "真陽性") {
+				t.Errorf("%v: cites the triage sentence %q", args, e.Excerpt)
+			}
+		}
+		if !cited {
+			t.Errorf("%v: evidence %+v does not cite the lockout runbook's ログオン", args, rep.Evidence)
+		}
+	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/shirube/shirube/internal/ocr"
 	"github.com/shirube/shirube/internal/pgstore"
 	"github.com/shirube/shirube/internal/retrieve"
+	"github.com/shirube/shirube/internal/synonym"
 )
 
 // chatModel is what the commands need of an LLM client.
@@ -291,7 +292,17 @@ func openSearcher(ctx context.Context, cfg config.Config) (*retrieve.Searcher, e
 	if err != nil {
 		return nil, err
 	}
-	return retrieve.New(ix), nil
+	return newSearcher(ix)
+}
+
+// newSearcher is the searcher over a loaded index: BM25 also searches the
+// synonyms of the question's words (the shipped Sudachi synonym groups).
+func newSearcher(ix retrieve.Store) (*retrieve.Searcher, error) {
+	d, err := synonym.Default()
+	if err != nil {
+		return nil, err
+	}
+	return retrieve.New(ix).WithSynonyms(d), nil
 }
 
 // searchOptions are the configured search settings. Unless the user set a
@@ -321,7 +332,7 @@ func storeSearcher(ctx context.Context, cfg config.Config, db *pgstore.DB, gen i
 			return nil, err
 		}
 	}
-	return retrieve.New(pix), nil
+	return newSearcher(pix)
 }
 
 // storeSettings are the build settings of `shirube index --store`.

@@ -73,6 +73,10 @@ type Tokenizer interface {
 // (seed 002 §4.5: up to 200 characters, elided with "...").
 const MaxExcerptRunes = 200
 
+// Excerpt is s as an Evidence.Excerpt: white space collapsed, at most
+// MaxExcerptRunes runes.
+func Excerpt(s string) string { return excerpt(s, MaxExcerptRunes) }
+
 // excerpt collapses whitespace in s and cuts it to at most max runes,
 // ending with "..." when something was cut. It never splits a rune.
 func excerpt(s string, max int) string {

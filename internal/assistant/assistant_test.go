@@ -19,6 +19,7 @@ import (
 	"github.com/shirube/shirube/internal/index"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/retrieve"
+	"github.com/shirube/shirube/internal/synonym"
 )
 
 type extractive struct{ e *answer.Extractive }
@@ -661,5 +662,65 @@ func TestConfidentReaderLiftsTheThreshold(t *testing.T) {
 	}
 	if !assistant.Confident(0.34, 0.133) || assistant.Confident(0.33, 0.133) || assistant.Confident(0.9, 0) {
 		t.Error("Confident: want answerability ≥ 2.5 × threshold, and never without a threshold")
+	}
+}
+
+// TestAskBack: a question that names one thing only (seed 002's
+// 「ログインできない場合の対処法は？」), whose answer the reader finds not
+// answered by the evidence it quotes, is asked back with the clarification
+// template and the documents that name the thing or a synonym of it;
+// nothing of the unsent answer reaches the stream. Answered by its quotes,
+// or naming two things, it is answered and streamed once.
+func TestAskBack(t *testing.T) {
+	ix := demoIndex(t)
+	syn, err := synonym.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := retrieve.New(ix).WithSynonyms(syn)
+	gen := extractive{answer.NewExtractive(ix.Analyzer(), answer.ExtractiveOptions{})}
+	for _, tt := range []struct {
+		name, query string
+		p           []float64
+		askedBack   bool
+	}{
+		{"one thing, quotes do not answer", "ログインできない場合の対処法は？", []float64{0.9, 0.1}, true},
+		{"one thing, quotes answer", "ログインできない場合の対処法は？", []float64{0.9, 0.9}, false},
+		{"two things, quotes do not answer", "バックアップからの復旧手順は？", []float64{0.9, 0.1}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := assistant.New(s, gen, nil, assistant.Options{Search: retrieve.Options{K: 4, BM25Weight: 0.6}, Reader: &verdicts{p: tt.p}})
+			var streamed []string
+			rep, err := a.Ask(context.Background(), assistant.Request{Query: tt.query, OnDelta: func(d string) { streamed = append(streamed, d) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.askedBack {
+				if rep.Decision.Action != assistant.ActionAnswer || rep.Generator == "guard" || !slices.Equal(streamed, []string{rep.Answer}) {
+					t.Errorf("decision %+v, streamed %q, want the answer streamed once", rep.Decision, streamed)
+				}
+				return
+			}
+			if rep.Decision.Action != assistant.ActionClarify || rep.Decision.Reason != assistant.ReasonVague || !rep.Flags.AmbiguousQuery || rep.Generator != "guard" {
+				t.Errorf("decision %+v, flags %+v, generator %q", rep.Decision, rep.Flags, rep.Generator)
+			}
+			if len(streamed) != 0 {
+				t.Errorf("streamed %q before asking back", streamed)
+			}
+			want := guard.AmbiguousQueryResponse + "\n\n" + guard.MentionsNote("ログイン")
+			if !strings.HasPrefix(rep.Answer, want) || rep.Verification != nil || len(rep.Unknowns) != 0 {
+				t.Errorf("answer %q, verification %+v, unknowns %q", rep.Answer, rep.Verification, rep.Unknowns)
+			}
+			var lockout bool
+			for i, e := range rep.Evidence {
+				if e.N != i+1 || !strings.Contains(rep.Answer, fmt.Sprintf("[%d]", e.N)) {
+					t.Errorf("evidence %d is %+v, not cited in the answer", i, e)
+				}
+				lockout = lockout || strings.Contains(e.File, "account_lockout") && strings.Contains(e.Excerpt, "ログオン")
+			}
+			if !lockout {
+				t.Errorf("evidence %+v: the lockout runbook, which says ログオン, is not listed", rep.Evidence)
+			}
+		})
 	}
 }

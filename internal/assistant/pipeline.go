@@ -33,6 +33,10 @@ import (
 //  6. generate: the extractive reader or the LLM writes the answer from
 //     the evidence, its claims verified against what they cite
 //     (rep.Answer, rep.Evidence, rep.Unknowns, rep.Verification)
+//     ask back: a question that names one thing only, which the reader
+//     finds not answered by the evidence its answer quotes, is asked back
+//     with the clarification template and the documents that name that
+//     thing (rep.Decision "clarify", reason ReasonVague)
 //  7. flag:     an operation the answer quotes joins the danger flag
 //
 // s is the searcher (the generation) the question is answered from.
@@ -64,8 +68,19 @@ func (a *Assistant) answer(ctx context.Context, s *retrieve.Searcher, req Reques
 		rep.Flags.InsufficientEvidence = true
 		rep.Answer = guard.InsufficientEvidenceResponse
 		rep.Generator = "guard"
-	} else if err := a.write(ctx, effective, ev, history, req.OnDelta, rep); err != nil {
-		return err
+	} else {
+		// A question that names one thing only is held back from the
+		// stream until askBack has seen whether its answer answers.
+		onDelta, hold := req.OnDelta, a.opt.Reader != nil && len(guard.Named(effective)) <= 1
+		if hold {
+			onDelta = nil
+		}
+		if err := a.write(ctx, effective, ev, history, onDelta, rep); err != nil {
+			return err
+		}
+		if hold && !a.askBack(ctx, ev.searcher, effective, *sopt, rep) && req.OnDelta != nil {
+			req.OnDelta(rep.Answer)
+		}
 	}
 	a.flagAnswer(danger, effective, rep)
 	return nil
@@ -339,6 +354,77 @@ func (a *Assistant) verifyAnswers(q string, results []retrieve.Result, rep *Repl
 	v := *rep.Verification
 	v.Answers = &ok
 	rep.Verification = &v
+}
+
+// MaxMentions is the number of documents a question asked back lists.
+const MaxMentions = 5
+
+// askBack is the end of stage 6 for a question that names at most one
+// thing (guard.Named: 「ログインできない場合の対処法は？」 names ログイン):
+// when the learned reader finds that the evidence the answer quotes does
+// not answer it, the answer is not given. The question is asked back with
+// seed 002's clarification template (§5.3, whose example is this very
+// 「ログインできない」: which system, which operation, which error), followed
+// by the documents that name the thing or one of its synonyms
+// (retrieve.Searcher.Mentions), each cited, so the user can say which one
+// is meant. It reports whether it asked back.
+func (a *Assistant) askBack(ctx context.Context, s *retrieve.Searcher, q string, opt retrieve.Options, rep *Reply) bool {
+	v := rep.Verification
+	if v == nil || v.Answers == nil || *v.Answers || rep.Notice != "" {
+		return false
+	}
+	named := guard.Named(q)
+	docs, err := s.Mentions(ctx, named, MaxMentions, opt)
+	if err != nil {
+		a.opt.Warn(fmt.Sprintf("asked back without the documents that name %q: %v", named, err))
+		docs = nil
+	}
+	rep.Decision.Action, rep.Decision.Reason = ActionClarify, ReasonVague
+	rep.Flags.AmbiguousQuery = true
+	rep.Answer = guard.AmbiguousQueryResponse
+	rep.Evidence = []answer.Evidence{}
+	if len(docs) > 0 {
+		var b strings.Builder
+		b.WriteString(guard.AmbiguousQueryResponse + "\n\n" + guard.MentionsNote(named[0]))
+		var words []string
+		for _, w := range named {
+			terms := s.Index().Terms(w)
+			words = append(append(words, terms...), s.Expansion(w, terms)...)
+		}
+		for i, r := range docs {
+			fmt.Fprintf(&b, "\n- %s（%s） [%d]", r.Heading, r.Source, i+1)
+			rep.Evidence = append(rep.Evidence, answer.Evidence{N: i + 1, File: r.File, Page: r.Page, Heading: r.Heading, Score: r.Score, Excerpt: answer.Excerpt(naming(r.Text, words))})
+		}
+		rep.Answer = b.String()
+	}
+	rep.Unknowns = []string{}
+	rep.Verification = nil
+	rep.Generator = "guard"
+	return true
+}
+
+// naming is the first sentence of text that holds one of words (the
+// first sentence when none does).
+func naming(text string, words []string) string {
+	var first string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(strings.TrimSpace(line), "- ")
+		for _, sent := range analysis.Sentences(line) {
+			if first == "" {
+				first = sent
+			}
+			norm := analysis.Normalize(sent)
+			for _, w := range words {
+				if !strings.HasPrefix(w, analysis.NGramPrefix) && strings.Contains(norm, w) {
+					return sent
+				}
+			}
+		}
+	}
+	return first
 }
 
 // flagAnswer is stage 7: the answer may quote an operation the question

@@ -122,6 +122,9 @@ const (
 	ReasonNoResults = "no results"      // the search found nothing
 	ReasonThreshold = "below threshold" // the best evidence score is under the threshold
 	ReasonAmbiguous = "ambiguous"       // the question is too vague to search (guard.DetectAmbiguous)
+	// ReasonVague: the question names one thing only (guard.Named) and
+	// the reader finds it not answered by the evidence its answer quotes.
+	ReasonVague = "names one thing, not answered"
 	// ReasonNotAnswerable: the learned reader judges that the evidence
 	// does not answer (its answerability is under its threshold).
 	ReasonNotAnswerable = "not answerable"

@@ -65,6 +65,9 @@ type BEIROptions struct {
 	// Rerank, when set, reorders each search's best results (the default
 	// search's re-rank stage).
 	Rerank retrieve.Reranker
+	// Synonyms, when set, expands each question's BM25 leg with the
+	// synonyms of its words (the default search's expansion).
+	Synonyms retrieve.Synonyms
 }
 
 // DocChunks turns a BEIR corpus into one chunk per document (title + text).
@@ -106,7 +109,7 @@ func EvaluateIndex(ctx context.Context, ds *beir.Dataset, ix retrieve.Store, too
 	if opt.Mode == "" {
 		opt.Mode = "hybrid"
 	}
-	s := retrieve.New(ix)
+	s := retrieve.New(ix).WithSynonyms(opt.Synonyms)
 	qs := ds.EvalQueries()
 	if opt.MaxQueries > 0 && len(qs) > opt.MaxQueries {
 		qs = qs[:opt.MaxQueries]

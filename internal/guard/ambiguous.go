@@ -130,28 +130,44 @@ func isAskingFiller(f string) bool {
 
 // contentWords counts the runs of characters left after removing fillers
 // and particles: the things a query names.
-func contentWords(s string) int {
-	n := 0
+func contentWords(s string) int { return len(named(s)) }
+
+// Named returns the things a question names: the runs of characters left
+// after removing interrogatives, request words, fillers and particles
+// (「ログインできない場合の対処法は？」 → ログイン; 「VPNに接続できない」 →
+// vpn, 接続), in order. A question that names at most one thing says
+// neither which system nor which case it is about.
+func Named(query string) []string { return named(normalize(query)) }
+
+// named is Named of a normalised query.
+func named(s string) []string {
+	var out []string
 	for _, word := range splitWords(s) {
 		if word[0] < utf8.RuneSelf {
 			if w := strings.ReplaceAll(word, "'", ""); !englishFillers[w] {
-				n++
+				out = append(out, w)
 			}
 			continue
 		}
 		for _, f := range japaneseFillers {
 			word = strings.ReplaceAll(word, f, " ")
 		}
-		in := false
+		var run []rune
 		for _, r := range word {
-			content := r != ' ' && !strings.ContainsRune(japaneseParticles, r)
-			if content && !in {
-				n++
+			if r != ' ' && !strings.ContainsRune(japaneseParticles, r) {
+				run = append(run, r)
+				continue
 			}
-			in = content
+			if len(run) > 0 {
+				out = append(out, string(run))
+				run = run[:0]
+			}
+		}
+		if len(run) > 0 {
+			out = append(out, string(run))
 		}
 	}
-	return n
+	return out
 }
 
 // countRunes counts the characters of s that are not separators.

@@ -113,6 +113,12 @@ func isASCIIAlnum(b byte) bool {
 // 95.5 % of those whose paragraph is present.
 const DefaultEvidenceThreshold = 0.40
 
+// MentionsNote introduces, after AmbiguousQueryResponse, the documents
+// that name what a question asked back names (or one of its synonyms).
+func MentionsNote(thing string) string {
+	return "「" + thing + "」（同じ意味の語を含む）が出てくる文書："
+}
+
 // InsufficientEvidenceResponse is the answer given instead of calling the
 // model when InsufficientEvidence is true (seed 002 §5.2).
 const InsufficientEvidenceResponse = `該当する手順が見つかりませんでした。

@@ -167,3 +167,21 @@ func FuzzGuards(f *testing.F) {
 		_ = DetectAmbiguous(s)
 	})
 }
+
+func TestNamed(t *testing.T) {
+	for _, tt := range []struct {
+		query string
+		want  []string
+	}{
+		{"ログインできない場合の対処法は？", []string{"ログイン"}},
+		{"ログインできない", []string{"ログイン"}},
+		{"VPNに接続できない場合は？", []string{"vpn", "接続"}},
+		{"アカウントロックアウトの解除手順は？", []string{"アカウントロックアウト", "解除"}},
+		{"How do I fix the VPN error?", []string{"vpn"}},
+		{"どうすればいいですか？", nil},
+	} {
+		if got := Named(tt.query); !slices.Equal(got, tt.want) {
+			t.Errorf("Named(%q) = %q, want %q", tt.query, got, tt.want)
+		}
+	}
+}

@@ -77,6 +77,9 @@ const (
 // Info describes how a search went, for benchmarks and diagnostics.
 type Info struct {
 	Terms []string // analysed query terms
+	// Expansion is the terms the synonyms of the query's words added to
+	// the BM25 leg at ExpansionWeight (Searcher.WithSynonyms).
+	Expansion []string
 	// BM25Weight is the fusion weight this search used (1 = BM25 alone),
 	// and AutoWeight whether the search chose it (Options.AutoWeight).
 	BM25Weight float64
@@ -114,7 +117,8 @@ func Blank(query string) bool {
 // Searcher runs hybrid searches over one loaded index. It is safe for
 // concurrent use.
 type Searcher struct {
-	ix Store
+	ix  Store
+	syn Synonyms // nil: the question's own terms only (WithSynonyms)
 }
 
 // New returns a Searcher over ix.
@@ -187,6 +191,10 @@ func (s *Searcher) Search(ctx context.Context, query string, opt Options) ([]Res
 	lex, _, err := s.ix.LexicalHits(ctx, info.Terms, opt.Candidates)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("BM25 search: %w", err)
+	}
+	info.Expansion = s.Expansion(query, info.Terms)
+	if lex, err = s.expandLexical(ctx, lex, info.Expansion, opt.Candidates); err != nil {
+		return nil, Info{}, err
 	}
 	lex = exclude(lex, opt.Exclude)
 	if lex, err = s.filter(ctx, lex, opt); err != nil {

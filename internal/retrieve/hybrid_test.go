@@ -3,12 +3,10 @@ package retrieve
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"testing"
 
-	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/chunk"
 	"github.com/shirube/shirube/internal/index"
 )
@@ -23,15 +21,7 @@ func testIndex(t *testing.T) *index.Index {
 		"VPN接続マニュアル。接続できない場合はエラーコードを確認する。",
 		"Backup restore procedure: choose a restore point and run the restore job.",
 	}
-	var cs []chunk.Chunk
-	for i, s := range texts {
-		cs = append(cs, chunk.Chunk{ID: fmt.Sprintf("d%d_0", i), File: fmt.Sprintf("database/d%d/page_001.md", i), Page: 1, Text: s})
-	}
-	ix, err := index.FromChunks(context.Background(), cs, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ix
+	return textIndex(t, texts...)
 }
 
 func TestSearchModesAndFusion(t *testing.T) {
