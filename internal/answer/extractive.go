@@ -109,6 +109,10 @@ type candidate struct {
 	// keys of the note markers it carries (see notes.go).
 	note string
 	refs []noteRef
+	// faqQ is set for every sentence of a line an FAQ marks as its
+	// question (「Q. 変更した設定が保持されない。Tera Term を終了して…元に
+	// 戻っている。」): the second sentence asks too, with no question mark.
+	faqQ bool
 	// number is the item number of its line ("1.") when it is the line's
 	// first sentence; answers keep it so that steps read as steps.
 	number string
@@ -229,6 +233,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 			if labelOnly[li] {
 				continue // a note's label alone states nothing
 			}
+			faqLine := len(line) > 0 && faqQuestionRe.MatchString(strings.TrimSpace(line[0]))
 			for si, s := range line {
 				ns := analysis.Normalize(s)
 				typed := qtype.Kind != analysis.KindNone && qtype.Kind != analysis.KindProcedure && qtype.Satisfied(ns)
@@ -261,6 +266,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 					acts: typed && verb != "" && strings.Contains(ns, verb),
 					note: notes[li],
 					refs: noteRefs(s),
+					faqQ: faqLine,
 				})
 				if si == 0 && li < len(info) {
 					cands[len(cands)-1].number = info[li].number
@@ -312,7 +318,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 			if len(excluded) > 0 && describesExcluded(c, excluded) {
 				c.rel *= excludedFactor
 			}
-			if isQuestion(c.text) {
+			if c.question() {
 				// A question in the evidence (an FAQ's 「問３．…ですか。」)
 				// repeats the user's words but answers nothing.
 				c.rel *= questionFactor
@@ -381,6 +387,10 @@ func (e *Extractive) compose(ctx context.Context, p *prepared) (Answer, error) {
 	return a, nil
 }
 
+// procedureFloor is the share of the best passage's retrieval score below
+// which a section is not taken as the procedure asked for.
+const procedureFloor = 0.5
+
 // procedureSection answers a question about a procedure with the steps of
 // the section whose own heading names it: 「ロックアウトの解除手順は？」 is
 // answered by the list items and commands under 「5.1 ロックアウトの解除」,
@@ -410,7 +420,16 @@ func (e *Extractive) procedureSection(cands []*candidate, results []retrieve.Res
 		return n
 	}
 	best, bestScore := -1, 0.0
+	top := 0.0
+	for _, r := range results {
+		top = max(top, r.Score)
+	}
 	for ci, r := range results {
+		if r.Score < procedureFloor*top {
+			// A section far below the best passage (a facet search's
+			// find) names the procedure by chance, not the one asked.
+			continue
+		}
 		own := r.Heading
 		if i := strings.Index(own, " > "); i >= 0 {
 			own = own[i+3:]
@@ -508,7 +527,7 @@ func referringPenalty(cands []*candidate, best *candidate, results []retrieve.Re
 // short line (shortLine runes). A window that ends with a question, or
 // that mixes table rows with prose, does not count; 0 means no window.
 func (e *Extractive) windowRelevance(win []*candidate, content []string, weights map[string]float64, total float64, headings []map[string]bool, qtype analysis.AnswerType) float64 {
-	if len(win) < 2 || total <= 0 || isQuestion(win[len(win)-1].text) {
+	if len(win) < 2 || total <= 0 || win[len(win)-1].question() {
 		return 0
 	}
 	runes, typed, defines, acts, any := 0, false, false, false, false
@@ -593,11 +612,11 @@ func (e *Extractive) answersInherit(cands []*candidate, content []string, weight
 		return
 	}
 	for _, q := range cands {
-		if q.cov <= 0 || !isQuestion(q.text) {
+		if q.cov <= 0 || !q.question() {
 			continue
 		}
 		a := q.next
-		for n := 0; a != nil && n < faqAnswerSpan && !isQuestion(a.text); n, a = n+1, a.next {
+		for n := 0; a != nil && n < faqAnswerSpan && !a.question(); n, a = n+1, a.next {
 			if a.cov <= 0 && !(n == 0 && faqAnswerRe.MatchString(strings.TrimSpace(a.text))) {
 				// A sentence that shares nothing with the user's question
 				// inherits only when the FAQ marks it as the answer (「A. …」).
@@ -750,6 +769,11 @@ const questionFactor = 0.5
 // isQuestion reports whether a sentence asks rather than states: it ends
 // with a question mark, or with 「か。」 or 「ください。」 after a request
 // (「…できますか。」「…を教えてください。」).
+// question reports whether a candidate asks rather than states: a
+// sentence that reads as a question, or any sentence of an FAQ's question
+// line.
+func (c *candidate) question() bool { return c.faqQ || isQuestion(c.text) }
+
 func isQuestion(s string) bool {
 	s = strings.TrimRight(strings.TrimSpace(s), " 　")
 	if faqQuestionRe.MatchString(s) {
@@ -1106,7 +1130,7 @@ const maxExtraSteps = 4
 
 // neighbourGain is gain(c) for a neighbour that fits the budget, else -1.
 func neighbourGain(c *candidate, fits func(*candidate) bool, gain func(*candidate) float64) float64 {
-	if !fits(c) || isQuestion(c.text) {
+	if !fits(c) || c.question() {
 		// A question (the next item of an FAQ) neither finishes the
 		// thought nor names its subject.
 		return -1

@@ -192,6 +192,25 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 				"割り当てられる範囲は設定で変更できます。"}},
 			want: []string{"41000-41999"},
 		},
+		{
+			// An FAQ whose question line holds two sentences, the second
+			// with no question mark; a procedure section of another
+			// document, far below in the retrieval, names restarting and
+			// settings in its heading. The FAQ's answer is quoted with the
+			// sentence that finishes it.
+			name:  "an FAQ question of two sentences before a distant procedure heading",
+			query: "TermPadで設定を変えても、終了して起動し直すと元に戻ってしまいます。設定を残すにはどうすればいいですか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/help/faq/page_001.md_0", File: "database/help/faq/page_001.md", Source: "help/faq.html", Page: 1, Heading: "Q & A > 基本的な使い方", Score: 0.99,
+					Text: "Q. 変更した設定が保持されない。TermPad を終了してふたたび起動すると元に戻っている。\n" +
+						"A. TermPad は変更された設定を自動的に保存しません。[Setup] Save setup で明示的に保存する必要があります。\n\n" +
+						"Q. 日本語が表示できない。\nA. Language を Japanese にしてください。"},
+				{ChunkID: "database/ops/install/page_001.md_3", File: "database/ops/install/page_001.md", Source: "ops/install.md", Page: 1, Heading: "インストール手順 > 6.3 起動時に自動的に起動するための設定", Score: 0.26,
+					Text: "## 6.3 起動時に自動的に起動するための設定\n1. ユニットファイルを作成する。\n2. systemctl enable app.service を実行する。\n3. 最後にシステムを再起動して、起動していることを確認する。"},
+			},
+			want:    []string{"Save setup"},
+			notWant: "systemctl",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
