@@ -1312,10 +1312,11 @@ func chunkIndex(id string) int {
 }
 
 // valueNouns are nouns that ask for a value (保管期間 asks for a
-// duration): the answer states them with a value of that kind (1年間),
+// duration, a length of time or a span of dates, so any number with its
+// unit): the answer states them with a value of that kind (1年間),
 // rarely with the noun itself.
 var valueNouns = map[string]analysis.AnswerKind{
-	"期間": analysis.KindDate, "期限": analysis.KindDate, "時期": analysis.KindDate, "日時": analysis.KindDate, "日程": analysis.KindDate,
+	"期間": analysis.KindQuantity, "期限": analysis.KindDate, "時期": analysis.KindDate, "日時": analysis.KindDate, "日程": analysis.KindDate,
 	"金額": analysis.KindQuantity, "件数": analysis.KindQuantity, "人数": analysis.KindQuantity, "回数": analysis.KindQuantity,
 	"頻度": analysis.KindQuantity, "日数": analysis.KindQuantity, "年数": analysis.KindQuantity, "時間": analysis.KindQuantity,
 	"上限": analysis.KindQuantity, "割合": analysis.KindQuantity, "料金": analysis.KindQuantity, "費用": analysis.KindQuantity,
