@@ -10,6 +10,12 @@
 // ambiguous word such as ログ, which is also 対数); words Sudachi marks as
 // never to be expanded (flag 2) and words without Japanese script are not
 // in the file.
+//
+// The shipped files are searched in place, so loading them costs nothing:
+// synonyms.tsv holds its words already normalised, and synonyms.index.tsv
+// lists every word that expands, sorted, with the byte offsets of the lines
+// of its groups in synonyms.tsv. A lookup binary-searches the index and
+// reads those lines. scripts/synonyms writes both files (Dictionary.Write).
 package synonym
 
 import (
@@ -18,42 +24,105 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/analysis"
 )
 
-//go:embed synonyms.tsv
-var shipped []byte
+var (
+	//go:embed synonyms.tsv
+	shippedGroups []byte
+	//go:embed synonyms.index.tsv
+	shippedIndex []byte
+)
 
 // NoTrigger marks a word of a group that does not expand to the others.
 const NoTrigger = "!"
 
+// statsPrefix starts the index file's line that gives the number of groups
+// and the length of the longest word.
+const statsPrefix = "# groups\t"
+
 // Dictionary maps a word to its synonyms. It is immutable once built and
 // safe for concurrent use.
 type Dictionary struct {
-	words   []string           // normalised words, by index
-	groups  [][]int32          // group → its words' indexes
-	expand  map[string][]int32 // normalised trigger word → its groups
-	longest int                // the longest word, in runes
+	// groups is the group lines (synonyms.tsv without its comments): the
+	// group's number, then its normalised words, each once, tab-separated,
+	// a word that never expands marked with NoTrigger.
+	groups []byte
+	// index is the lines "word, tab, comma-separated offsets in groups of
+	// the lines of the groups it expands to", sorted by word (byte order).
+	index   []byte
+	ngroups int
+	longest int // the longest word, in runes
 }
 
-// Default returns the shipped dictionary (parsed anew each call).
-func Default() (*Dictionary, error) { return Parse(bytes.NewReader(shipped)) }
+// Default returns the shipped dictionary, searched in place (no parsing).
+func Default() (*Dictionary, error) {
+	d, err := load(shippedGroups, shippedIndex)
+	if err != nil {
+		return nil, fmt.Errorf("the shipped synonym dictionary: %w (regenerate it with scripts/synonyms)", err)
+	}
+	return d, nil
+}
+
+// load is the dictionary over files Write wrote: it skips the comment
+// lines and reads the index's statistics line, which ends its comments,
+// nothing more.
+func load(groups, index []byte) (*Dictionary, error) {
+	d := &Dictionary{groups: skipComments(groups)}
+	stats := false
+	for rest := index; len(rest) > 0 && rest[0] == '#'; {
+		line, next, _ := bytes.Cut(rest, []byte("\n"))
+		if s, ok := bytes.CutPrefix(line, []byte(statsPrefix)); ok {
+			n, longest, ok := strings.Cut(string(s), "\tlongest\t")
+			var err1, err2 error
+			d.ngroups, err1 = strconv.Atoi(n)
+			d.longest, err2 = strconv.Atoi(longest)
+			if !ok || err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("index statistics line %q is malformed", line)
+			}
+			stats = true
+			d.index = next
+			break // the index follows (a word may begin with "#")
+		}
+		rest = next
+	}
+	if !stats {
+		return nil, fmt.Errorf("the index has no statistics line (%q…)", statsPrefix)
+	}
+	return d, nil
+}
+
+// skipComments returns b from its first line that is not a comment.
+func skipComments(b []byte) []byte {
+	for len(b) > 0 && b[0] == '#' {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return nil
+		}
+		b = b[i+1:]
+	}
+	return b
+}
 
 // Parse reads a dictionary in the synonyms.tsv format: one group a line,
 // its number first, then its words; "#" starts a comment line. Words are
 // normalised as the analyser normalises text (NFKC, lower case), so a
-// lookup meets them however the question wrote them.
+// lookup meets them however the question wrote them. A word may not begin
+// with "!" once normalised (！ログ), which would read as the mark.
 func Parse(r io.Reader) (*Dictionary, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read synonym dictionary: %w", err)
 	}
-	// Sized for the lines' words, so the maps never grow while filled.
-	n := bytes.Count(b, []byte("\t"))
-	d := &Dictionary{expand: make(map[string][]int32, n), words: make([]string, 0, n)}
-	at := make(map[string]int32, n)
+	d := &Dictionary{}
+	expand := map[string][]int{} // trigger word → offsets of its groups
+	var groups bytes.Buffer
+	groups.Grow(len(b))
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	line := 0
@@ -67,32 +136,79 @@ func Parse(r io.Reader) (*Dictionary, error) {
 		if len(fields) < 3 {
 			return nil, fmt.Errorf("synonym dictionary line %d: a group needs its number and at least two words", line)
 		}
-		g := int32(len(d.groups))
-		var members []int32
+		at := groups.Len()
+		var words []string
+		triggers := map[string]bool{}
 		for _, f := range fields[1:] {
 			trigger := !strings.HasPrefix(f, NoTrigger)
 			w := normalize(strings.TrimPrefix(f, NoTrigger))
-			if w == "" {
+			switch {
+			case w == "":
 				return nil, fmt.Errorf("synonym dictionary line %d: an empty word", line)
+			case strings.HasPrefix(w, NoTrigger):
+				return nil, fmt.Errorf("synonym dictionary line %d: the word %q begins with %q, the mark of a word that never expands", line, f, NoTrigger)
+			case strings.ContainsAny(w, "\t\n"):
+				return nil, fmt.Errorf("synonym dictionary line %d: the word %q holds a tab or a line break once normalised", line, f)
 			}
-			id, ok := at[w]
-			if !ok {
-				id = int32(len(d.words))
-				at[w] = id
-				d.words = append(d.words, w)
-				d.longest = max(d.longest, len([]rune(w)))
+			if _, ok := triggers[w]; !ok {
+				words = append(words, w)
 			}
-			members = append(members, id)
-			if trigger {
-				d.expand[w] = append(d.expand[w], g)
-			}
+			triggers[w] = triggers[w] || trigger
+			d.longest = max(d.longest, utf8.RuneCountInString(w))
 		}
-		d.groups = append(d.groups, members)
+		groups.WriteString(fields[0])
+		for _, w := range words {
+			groups.WriteByte('\t')
+			if triggers[w] {
+				expand[w] = append(expand[w], at)
+			} else {
+				groups.WriteString(NoTrigger)
+			}
+			groups.WriteString(w)
+		}
+		groups.WriteByte('\n')
+		d.ngroups++
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read synonym dictionary: %w", err)
 	}
+	d.groups = groups.Bytes()
+	words := make([]string, 0, len(expand))
+	for w := range expand {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	var index bytes.Buffer
+	for _, w := range words {
+		index.WriteString(w)
+		for i, at := range expand[w] {
+			if i == 0 {
+				index.WriteByte('\t')
+			} else {
+				index.WriteByte(',')
+			}
+			index.WriteString(strconv.Itoa(at))
+		}
+		index.WriteByte('\n')
+	}
+	d.index = index.Bytes()
 	return d, nil
+}
+
+// Write writes the dictionary as the shipped files are: its group lines to
+// groups and its index, after a line of statistics, to index. The caller
+// may write comment lines ("#") before either.
+func (d *Dictionary) Write(groups, index io.Writer) error {
+	if _, err := groups.Write(d.groups); err != nil {
+		return fmt.Errorf("write synonym groups: %w", err)
+	}
+	if _, err := fmt.Fprintf(index, "%s%d\tlongest\t%d\n", statsPrefix, d.ngroups, d.longest); err != nil {
+		return fmt.Errorf("write synonym index: %w", err)
+	}
+	if _, err := index.Write(d.index); err != nil {
+		return fmt.Errorf("write synonym index: %w", err)
+	}
+	return nil
 }
 
 // normalize is analysis.Normalize, skipped for words of kana and kanji
@@ -107,7 +223,7 @@ func normalize(w string) string {
 }
 
 // Groups reports the number of groups.
-func (d *Dictionary) Groups() int { return len(d.groups) }
+func (d *Dictionary) Groups() int { return d.ngroups }
 
 // Longest reports the length in runes of the dictionary's longest word: a
 // caller looking words up in a text need not try longer spans.
@@ -118,20 +234,68 @@ func (d *Dictionary) Longest() int { return d.longest }
 // trigger word of any group.
 func (d *Dictionary) Synonyms(word string) []string {
 	self := analysis.Normalize(word)
-	gs := d.expand[self]
-	if len(gs) == 0 {
-		return nil
-	}
+	offsets := d.lookup(self)
 	var out []string
-	seen := map[int32]bool{}
-	for _, g := range gs {
-		for _, id := range d.groups[g] {
-			if seen[id] || d.words[id] == self {
+	for len(offsets) > 0 {
+		var off []byte
+		off, offsets, _ = bytes.Cut(offsets, []byte(","))
+		at, ok := offset(off)
+		if !ok || at >= len(d.groups) {
+			continue // not written by Write: nothing to read
+		}
+		line := d.groups[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		_, line, _ = bytes.Cut(line, []byte("\t")) // the group's number
+		for len(line) > 0 {
+			var w []byte
+			w, line, _ = bytes.Cut(line, []byte("\t"))
+			w = bytes.TrimPrefix(w, []byte(NoTrigger))
+			if len(w) == 0 || string(w) == self || slices.ContainsFunc(out, func(s string) bool { return s == string(w) }) {
 				continue
 			}
-			seen[id] = true
-			out = append(out, d.words[id])
+			out = append(out, string(w))
 		}
 	}
 	return out
+}
+
+// lookup binary-searches the index for word's line and returns its
+// offsets; nil when word expands to nothing. Each step takes the line
+// around the middle byte of the range left.
+func (d *Dictionary) lookup(word string) []byte {
+	key := []byte(word)
+	b := d.index
+	lo, hi := 0, len(b) // lo is the start of a line, hi the end of one
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start := lo + bytes.LastIndexByte(b[lo:mid], '\n') + 1
+		end := hi
+		if i := bytes.IndexByte(b[start:hi], '\n'); i >= 0 {
+			end = start + i
+		}
+		w, offsets, _ := bytes.Cut(b[start:end], []byte("\t"))
+		switch c := bytes.Compare(w, key); {
+		case c == 0:
+			return offsets
+		case c < 0:
+			lo = end + 1
+		default:
+			hi = start
+		}
+	}
+	return nil
+}
+
+// offset reads a decimal offset of the index; false when it is none.
+func offset(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (1<<31)/10 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, len(b) > 0
 }
