@@ -90,19 +90,21 @@ type pageData struct {
 	CanRebuild  bool
 	Status      StatusResponse
 	History     []exchange
+	// Conversation is the conversation History shows ("" for the browser
+	// session's exchanges).
+	Conversation string
 	// Role is "admin" or "user": only an administrator is shown (and may
 	// send) the retrieval settings.
 	Role    string
 	IsAdmin bool
 }
 
-// handlePage renders the chat page with the session's last exchanges.
+// handlePage renders the chat page with the tab's conversation (?c=, which
+// the script keeps in the tab's address) or else the session's last
+// exchanges, so a reload shows them at its first paint.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	id := browserSession(w, r)
-	var hist []exchange
-	if sess, ok := s.sessions.peek(id); ok {
-		hist = sess.exchanges()
-	}
+	hist, conv := s.pageHistory(id, r.URL.Query().Get("c"))
 	def := s.asst.Options().Search
 	k := def.K
 	if k <= 0 {
@@ -124,6 +126,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		Status:      st,
 		History:     hist,
 		Role:        s.role(r),
+
+		Conversation: conv,
 	}
 	data.IsAdmin = data.Role == RoleAdmin
 	var buf bytes.Buffer
@@ -134,6 +138,40 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = buf.WriteTo(w)
+}
+
+// pageHistory is what the page shows when it loads: each exchange of the
+// user's conversation convID at its current version, or, without one (or
+// when it is not the user's), the browser session's last exchanges.
+func (s *Server) pageHistory(user, convID string) ([]exchange, string) {
+	if convID != "" {
+		if c, err := s.convs.get(user, convID); err == nil {
+			out := make([]exchange, 0, len(c.Exchanges))
+			for _, e := range c.Exchanges {
+				v := e.Versions[e.Current]
+				x := exchange{ID: e.ID, Question: v.Question, Status: v.Status, Version: e.Current, Versions: len(e.Versions),
+					// Rendered and sanitised by this server when it was answered.
+					HTML: template.HTML(v.HTML)} // #nosec
+				if v.RewrittenQuery != v.Question {
+					x.Rewritten = v.RewrittenQuery
+				}
+				if e.Feedback != nil {
+					x.Rating = e.Feedback.Rating
+				}
+				out = append(out, x)
+			}
+			return out, c.ID
+		}
+	}
+	sess, ok := s.sessions.peek(user)
+	if !ok {
+		return nil, ""
+	}
+	hist := sess.exchanges()
+	for i := range hist {
+		hist[i].Status, hist[i].Versions = StatusComplete, 1
+	}
+	return hist, ""
 }
 
 type loginData struct {
