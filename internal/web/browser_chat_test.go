@@ -766,8 +766,8 @@ func TestScreenshots(t *testing.T) {
 	t.Logf("cold browser: page %d bytes over the wire in %d requests (API calls aside), first contentful paint %.0f ms, load %.0f ms, third-party %q",
 		weight.Bytes, weight.Requests, weight.FCP, weight.Load, weight.Third)
 	for i := range 3 {
-		// Warm: the browser is up; the cache is bypassed (no-cache assets
-		// are fetched again).
+		// Warm: the browser is up; the page is fetched again, the script
+		// (immutable at its version) comes from the browser's cache.
 		p.do("reload", chromedp.Reload())
 		p.until("reloaded", `document.readyState === 'complete' && performance.getEntriesByName('first-contentful-paint').length > 0`)
 		p.eval(measure, &weight)

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"strings"
 
@@ -93,6 +92,9 @@ type pageData struct {
 	// Conversation is the conversation History shows ("" for the browser
 	// session's exchanges).
 	Conversation string
+	// CSS is the style sheet, inline; JSVersion the script's ?v=.
+	CSS       template.CSS
+	JSVersion string
 	// Role is "admin" or "user": only an administrator is shown (and may
 	// send) the retrieval settings.
 	Role    string
@@ -128,6 +130,8 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		Role:        s.role(r),
 
 		Conversation: conv,
+		CSS:          s.static.inlineCSS(),
+		JSVersion:    s.static.js.version,
 	}
 	data.IsAdmin = data.Role == RoleAdmin
 	var buf bytes.Buffer
@@ -135,9 +139,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ページを表示できません: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = buf.WriteTo(w)
+	writePage(w, r, http.StatusOK, buf.Bytes())
 }
 
 // pageHistory is what the page shows when it loads: each exchange of the
@@ -177,18 +179,16 @@ func (s *Server) pageHistory(user, convID string) ([]exchange, string) {
 type loginData struct {
 	Notice string
 	Error  string
+	CSS    template.CSS
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, status int, msg string) {
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	var buf bytes.Buffer
-	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg}); err != nil {
+	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg, CSS: s.static.inlineCSS()}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
+	writePage(w, r, status, buf.Bytes())
 }
 
 // handleSessionReset forgets the browser session's conversation.
@@ -197,24 +197,6 @@ func (s *Server) handleSessionReset(w http.ResponseWriter, r *http.Request) {
 		s.sessions.drop(c.Value)
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// staticHandler serves the embedded style sheet and script.
-func staticHandler() http.Handler {
-	sub, err := fs.Sub(assets, "assets")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at compile time
-	}
-	fsrv := http.StripPrefix("/static/", http.FileServerFS(sub))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/static/app.js", "/static/style.css":
-			w.Header().Set("Cache-Control", "no-cache")
-			fsrv.ServeHTTP(w, r)
-		default:
-			http.NotFound(w, r)
-		}
-	})
 }
 
 // errorPage is the Japanese HTML page of an error on a page route.
