@@ -32,17 +32,7 @@ func TestMarkdownIsSanitised(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(md.render(tt.src))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("%q lacks %q", got, w)
-				}
-			}
-			for _, n := range tt.never {
-				if strings.Contains(got, n) {
-					t.Errorf("%q contains %q", got, n)
-				}
-			}
+			checkHTML(t, string(md.render(tt.src)), tt.want, tt.never)
 		})
 	}
 }
@@ -82,17 +72,7 @@ func TestRenderAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(p.renderAnswer(tt.rep, baseCitations(tt.rep)))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("lacks %q:\n%s", w, got)
-				}
-			}
-			for _, n := range tt.never {
-				if strings.Contains(got, n) {
-					t.Errorf("contains %q:\n%s", n, got)
-				}
-			}
+			checkHTML(t, string(p.renderAnswer(tt.rep, baseCitations(tt.rep))), tt.want, tt.never)
 		})
 	}
 	if c := baseCitations(assistant.Reply{Evidence: ev})[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
@@ -173,20 +153,25 @@ func TestCiteChips(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(citeChips(md.render(tt.src), cs))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("lacks %q:\n%s", w, got)
-				}
-			}
-			for _, n := range tt.never {
-				if strings.Contains(got, n) {
-					t.Errorf("contains %q:\n%s", n, got)
-				}
-			}
+			checkHTML(t, string(citeChips(md.render(tt.src), cs)), tt.want, tt.never)
 		})
 	}
 	if got := citeChips("<p>x [1]</p>", nil); got != "<p>x [1]</p>" {
 		t.Errorf("without citations: %s", got)
+	}
+}
+
+// checkHTML fails t when got lacks one of want or contains one of never.
+func checkHTML(t *testing.T, got string, want, never []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("lacks %q:\n%s", w, got)
+		}
+	}
+	for _, n := range never {
+		if strings.Contains(got, n) {
+			t.Errorf("contains %q:\n%s", n, got)
+		}
 	}
 }
