@@ -351,8 +351,9 @@ func TestBrowserEdit(t *testing.T) {
 	p.ready()
 
 	// The first two answers go through ungated.
-	feeding := make(chan struct{})
+	feeding, fed := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(fed)
 		for {
 			select {
 			case gate <- struct{}{}:
@@ -365,6 +366,7 @@ func TestBrowserEdit(t *testing.T) {
 	p.ask(qOld)
 	p.ask(qDelete)
 	close(feeding)
+	<-fed // from here on the test alone lets pieces through
 	type shown struct {
 		N                int
 		Question, Answer string
