@@ -58,7 +58,7 @@ func TestAskJSON(t *testing.T) {
 			if rep.Flags.DangerousOperation != tt.wantDanger {
 				t.Errorf("flags.dangerous_operation = %v, want %v", rep.Flags.DangerousOperation, tt.wantDanger)
 			}
-			n := strings.Count(rep.HTML, `<details class="citation">`)
+			n := strings.Count(rep.HTML, `<details class="citation" `)
 			if n != len(rep.Citations) {
 				t.Errorf("html shows %d citations, JSON has %d", n, len(rep.Citations))
 			}
@@ -69,6 +69,11 @@ func TestAskJSON(t *testing.T) {
 				t.Errorf("%d citations, want %d", n, tt.wantCites)
 			}
 			for _, c := range rep.Citations {
+				// The sources list and the chips carry the chunk id.
+				if c.ChunkID == "" || !strings.Contains(rep.HTML, fmt.Sprintf(`<details class="citation" data-n="%d" data-chunk="%s"`, c.N, c.ChunkID)) ||
+					!strings.Contains(rep.HTML, fmt.Sprintf(`class="cite" data-n="%d" data-chunk="%s"`, c.N, c.ChunkID)) {
+					t.Errorf("citation %d (chunk %q) without its data-chunk in the sources list or a chip:\n%s", c.N, c.ChunkID, rep.HTML)
+				}
 				if !strings.Contains(rep.HTML, "<summary>"+template.HTMLEscapeString(c.Summary())+"</summary>") {
 					t.Errorf("citation summary %q missing", c.Summary())
 				}

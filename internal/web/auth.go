@@ -386,7 +386,7 @@ func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("expired") != "" {
 		msg = msgLoginExpired
 	}
-	s.renderLogin(w, http.StatusOK, msg)
+	s.renderLogin(w, r, http.StatusOK, msg)
 }
 
 // handleLogin checks the token entered on /login and, when it matches,
@@ -400,12 +400,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	client := s.clientAddr(r)
 	if wait := s.throttle.wait(client); wait > 0 {
 		w.Header().Set("Retry-After", retryAfter(wait))
-		s.renderLogin(w, http.StatusTooManyRequests, fmt.Sprintf(msgLoginThrottled, retryAfter(wait)))
+		s.renderLogin(w, r, http.StatusTooManyRequests, fmt.Sprintf(msgLoginThrottled, retryAfter(wait)))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opt.MaxBodyBytes)
 	if err := r.ParseForm(); err != nil {
-		s.renderLogin(w, http.StatusBadRequest, "フォームを読み取れません — もう一度入力してください")
+		s.renderLogin(w, r, http.StatusBadRequest, "フォームを読み取れません — もう一度入力してください")
 		return
 	}
 	role := s.tokenRole(r.PostForm.Get("token"))
@@ -413,7 +413,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		if wait := s.throttle.fail(client); wait > 0 {
 			w.Header().Set("Retry-After", retryAfter(wait))
 		}
-		s.renderLogin(w, http.StatusUnauthorized, msgWrongToken)
+		s.renderLogin(w, r, http.StatusUnauthorized, msgWrongToken)
 		return
 	}
 	s.throttle.succeed(client)

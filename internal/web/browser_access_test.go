@@ -53,6 +53,15 @@ func skipWithoutBrowser(t *testing.T) {
 type bpage struct {
 	t   *testing.T
 	ctx context.Context
+	// stop ends the browser (newBrowser's pages; also at the test's end).
+	stop func()
+}
+
+// close ends the page's browser.
+func (p *bpage) close() {
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 // newBrowser starts headless Chromium (with extra flags) and opens url.
@@ -77,12 +86,13 @@ func newBrowser(t *testing.T, url string, width, height int, extra ...chromedp.E
 		t.Fatalf("open %s: %v", url, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
-	t.Cleanup(func() {
+	stop := func() {
 		cancel()
 		cancelCtx()
 		cancelAlloc()
-	})
-	return &bpage{t: t, ctx: ctx}
+	}
+	t.Cleanup(stop)
+	return &bpage{t: t, ctx: ctx, stop: stop}
 }
 
 func (p *bpage) eval(expr string, out any) {
@@ -151,6 +161,39 @@ func (p *bpage) ask(q string) {
 	if errText != "" {
 		p.t.Fatalf("answer to %s: %s", q, errText)
 	}
+}
+
+// login waits for the login page, enters token and waits for the chat
+// page.
+func (p *bpage) login(token string) {
+	p.t.Helper()
+	p.until("login page", `location.pathname === '/login' && !!document.querySelector('#token')`)
+	p.do("log in", chromedp.SetValue(chromedp.CSS("#token"), token), chromedp.Click(chromedp.CSS("form button[type=submit]")))
+	p.until("chat page after login", `location.pathname === '/' && document.readyState === 'complete' && !!document.querySelector('#question')`)
+}
+
+// fetchJSON GETs path from the page (its cookies, the real endpoint) and
+// decodes the JSON answer into out.
+func (p *bpage) fetchJSON(path string, out any) {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[json.RawMessage](
+		fmt.Sprintf(`fetch(%s, {headers: {Accept: 'application/json'}}).then(r => r.ok ? r.json() : {status: r.status})`, jq(path)), chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("GET %s from the page: %v", path, err)
+	}
+	if err := json.Unmarshal(v, out); err != nil {
+		p.t.Fatalf("GET %s from the page: %v (%s)", path, err, v)
+	}
+}
+
+// fetchText GETs path from the page and returns the body as text.
+func (p *bpage) fetchText(path string, out *string) {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](fmt.Sprintf(`fetch(%s).then(r => r.text())`, jq(path)), chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("GET %s from the page: %v", path, err)
+	}
+	*out = v
 }
 
 // colorScheme switches prefers-color-scheme.
@@ -248,11 +291,7 @@ func TestBrowserLANLogin(t *testing.T) {
 			base := fmt.Sprintf("%s://%s:%d", scheme, lanHost, port)
 			p := newBrowser(t, base+"/", 1280, 900, flags...)
 
-			login := func() {
-				p.until("login page", `location.pathname === '/login' && !!document.querySelector('#token')`)
-				p.do("log in", chromedp.SetValue(chromedp.CSS("#token"), testToken), chromedp.Click(chromedp.CSS("form button[type=submit]")))
-				p.until("chat page after login", `location.pathname === '/' && document.readyState === 'complete' && !!document.querySelector('#question')`)
-			}
+			login := func() { p.login(testToken) }
 			login()
 			var secure bool
 			p.eval(`window.isSecureContext`, &secure)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/shirube/shirube/internal/analysis"
 	"github.com/shirube/shirube/internal/answer"
+	"github.com/shirube/shirube/internal/feedback"
 	"github.com/shirube/shirube/internal/llm"
 	"github.com/shirube/shirube/internal/llmtest"
 	"github.com/shirube/shirube/internal/retrieve"
@@ -244,9 +245,7 @@ func newExtractive(t testing.TB) extractive {
 func TestBrowserCitations(t *testing.T) {
 	skipWithoutBrowser(t)
 	f := newFixture(t, fixtureOptions{})
-	ts := httptest.NewServer(withClientStub(f.srv))
-	t.Cleanup(ts.Close)
-	p := newBrowser(t, ts.URL, 1280, 900)
+	p := newBrowser(t, f.ts.URL, 1280, 900)
 	p.ready()
 
 	p.ask(qIsolate)
@@ -289,6 +288,156 @@ func TestBrowserCitations(t *testing.T) {
 	p.eval(`document.querySelector('#viewer').open`, &open)
 	if open {
 		t.Error("Escape did not close the viewer")
+	}
+
+	// After a reload the server renders the conversation (the tab's
+	// address names it): its chips carry the chunk ids and open the
+	// viewer at the passage as the streamed ones did.
+	var url string
+	p.eval(`location.href`, &url)
+	if !strings.Contains(url, "?c=c_") {
+		t.Errorf("the tab's address %s does not name its conversation", url)
+	}
+	p.do("reload", chromedp.Reload())
+	p.ready()
+	var served struct {
+		Rendered string
+		Chips    int
+		Chunks   []string
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child');
+		return {Rendered: li.dataset.rendered || '', Chips: li.querySelectorAll('.answer .body .cite').length,
+			Chunks: Array.from(li.querySelectorAll('.answer .body .cite'), c => c.dataset.chunk || '')}; })()`, &served)
+	if served.Rendered != "server" || served.Chips != chips || slices.Contains(served.Chunks, "") {
+		t.Fatalf("after the reload: %+v; want the exchange rendered by the server with its %d chips, each with data-chunk", served, chips)
+	}
+	var html string
+	p.fetchText("/?c="+url[strings.Index(url, "?c=")+3:], &html)
+	if !strings.Contains(html, `class="cite" data-n="1" data-chunk="`+served.Chunks[0]+`"`) {
+		t.Errorf("the page as the server sends it has no chip with data-chunk %q", served.Chunks[0])
+	}
+	p.do("focus a reloaded chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	p.eval(`(() => { const c = document.querySelector('#cite_card');
+		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
+			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || '', Described: document.activeElement.getAttribute('aria-describedby')}; })()`, &card)
+	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 {
+		t.Errorf("card on a reloaded chip: %+v; want the source and the passage", card)
+	}
+	p.do("open the source from the reloaded chip", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	p.until("viewer with the passage after the reload", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
+	var again struct {
+		Text   string
+		InView bool
+		Title  string
+	}
+	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
+		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
+		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent}; })()`, &again)
+	if !again.InView || !strings.Contains(strings.Join(strings.Fields(again.Text), " "), start) || again.Title != hit.Title {
+		t.Errorf("viewer from the reloaded chip: %+v; want the passage (%q…) highlighted and in view under %q", again, start, hit.Title)
+	}
+}
+
+// TestBrowserEdit: 編集 on a sent question (not the last one) sends the
+// edited question in place of the exchange — its new answer streams into
+// the same exchange, nothing is appended —, the old question and answer
+// stay reachable as version 1/2, and a reload shows the edited state with
+// both versions.
+func TestBrowserEdit(t *testing.T) {
+	skipWithoutBrowser(t)
+	gate := make(chan struct{})
+	f := newFixture(t, fixtureOptions{gen: gated{extractive: newExtractive(t), gate: gate}})
+	p := newBrowser(t, f.ts.URL, 1280, 900)
+	p.ready()
+
+	// The first two answers go through ungated.
+	feeding, fed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(fed)
+		for {
+			select {
+			case gate <- struct{}{}:
+			case <-feeding:
+				return
+			}
+		}
+	}()
+	const qOld, qNew = qIsolate, "VPN に接続できないときの確認事項は？"
+	p.ask(qOld)
+	p.ask(qDelete)
+	close(feeding)
+	<-fed // from here on the test alone lets pieces through
+	type shown struct {
+		N                int
+		Question, Answer string
+		Count            string
+		Status           string
+	}
+	first := func() shown {
+		var s shown
+		p.eval(`(() => { const li = document.querySelector('#chat > li:first-child');
+			return {N: document.querySelectorAll('#chat > li').length, Question: li.querySelector('.question').textContent,
+				Answer: (li.querySelector('.answer .body') || {}).textContent || '', Count: (li.querySelector('.versions .count') || {}).textContent || '',
+				Status: li.dataset.status || ''}; })()`, &s)
+		return s
+	}
+	before := first()
+	var xid string
+	p.eval(`document.querySelector('#chat > li:first-child').dataset.id`, &xid)
+
+	p.do("edit", chromedp.Click(chromedp.CSS("#chat > li:first-child .msg.user .edit")))
+	p.until("edit box", `!!document.querySelector('#chat > li:first-child .edit-form textarea')`)
+	var ok bool
+	p.eval(fmt.Sprintf(`(() => { const f = document.querySelector('#chat > li:first-child .edit-form'); f.querySelector('textarea').value = %s; f.requestSubmit(); return true; })()`, jq(qNew)), &ok)
+	// The new answer streams into the edited exchange.
+	gate <- struct{}{}
+	p.until("the new answer streams in place", `(() => { const li = document.querySelector('#chat > li:first-child');
+		const s = li.querySelector('.streaming .body'); return !!s && s.textContent.length > 0; })()`)
+	var streaming shown
+	p.eval(`(() => { const li = document.querySelector('#chat > li:first-child');
+		return {N: document.querySelectorAll('#chat > li').length, Question: li.querySelector('.question').textContent, Status: li.dataset.status}; })()`, &streaming)
+	if streaming.N != 2 || streaming.Question != qNew || streaming.Status != "streaming" {
+		t.Errorf("while the edited question is answered: %+v; want 2 exchanges, the first streaming the answer to %q", streaming, qNew)
+	}
+	close(gate)
+	p.until("edited answer done", `document.querySelector('#chat > li:first-child').dataset.done === 'true'`)
+	after := first()
+	var id string
+	p.eval(`document.querySelector('#chat > li:first-child').dataset.id`, &id)
+	if after.N != 2 || after.Question != qNew || after.Count != "2/2" || after.Status != "complete" || after.Answer == before.Answer || id != xid {
+		t.Fatalf("after the edit: %+v (exchange %s); want the same exchange %s in place, 2 exchanges, version 2/2 answering %q with a new answer", after, id, xid, qNew)
+	}
+
+	// The old version is one click back.
+	p.do("previous version", chromedp.Click(chromedp.CSS("#chat > li:first-child .versions .prev")))
+	if old := first(); old.Question != qOld || old.Answer != before.Answer || old.Count != "1/2" {
+		t.Errorf("version 1: %+v; want the old question %q and its answer", old, qOld)
+	}
+	p.do("back to the edit", chromedp.Click(chromedp.CSS("#chat > li:first-child .versions .next")))
+
+	// What the server stored: the exchange has both versions, the edit current.
+	var convID string
+	p.eval(`sessionStorage.getItem('shirube.conv')`, &convID)
+	var c Conversation
+	p.fetchJSON("/api/conversations/"+convID, &c)
+	if len(c.Exchanges) != 2 || c.Exchanges[0].ID != xid || len(c.Exchanges[0].Versions) != 2 || c.Exchanges[0].Current != 1 ||
+		c.Exchanges[0].Versions[0].Question != qOld || c.Exchanges[0].Versions[1].Question != qNew {
+		t.Errorf("stored conversation: %d exchanges, first %+v", len(c.Exchanges), c.Exchanges[0])
+	}
+
+	// A reload shows the edited state, with the versions.
+	p.do("reload", chromedp.Reload())
+	p.ready()
+	p.until("versions after the reload", `!!document.querySelector('#chat > li:first-child .versions .count')`)
+	reloaded := first()
+	var rendered string
+	p.eval(`document.querySelector('#chat > li:first-child').dataset.rendered || ''`, &rendered)
+	if reloaded.N != 2 || reloaded.Question != qNew || reloaded.Answer != after.Answer || reloaded.Count != "2/2" || rendered != "server" {
+		t.Errorf("after the reload: %+v (rendered by %q); want the edited exchange as version 2/2, rendered by the server", reloaded, rendered)
+	}
+	p.do("previous version after the reload", chromedp.Click(chromedp.CSS("#chat > li:first-child .versions .prev")))
+	if old := first(); old.Question != qOld || old.Answer != before.Answer || old.Count != "1/2" {
+		t.Errorf("version 1 after the reload: %+v; want the old question %q and its answer", old, qOld)
 	}
 }
 
@@ -340,14 +489,11 @@ func TestBrowserModelTable(t *testing.T) {
 func TestBrowserTwoTabs(t *testing.T) {
 	skipWithoutBrowser(t)
 	f := newFixture(t, fixtureOptions{})
-	stub := withClientStub(f.srv)
-	ts := httptest.NewServer(stub)
-	t.Cleanup(ts.Close)
-	a := newBrowser(t, ts.URL, 1280, 900)
+	a := newBrowser(t, f.ts.URL, 1280, 900)
 	a.ready()
 	bctx, cancel := chromedp.NewContext(a.ctx)
 	t.Cleanup(cancel)
-	if err := chromedp.Do(bctx, chromedp.Navigate(ts.URL)); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(f.ts.URL)); err != nil {
 		t.Fatal(err)
 	}
 	b := &bpage{t: t, ctx: bctx}
@@ -370,9 +516,21 @@ func TestBrowserTwoTabs(t *testing.T) {
 	var convA, convB string
 	a.eval(`sessionStorage.getItem('shirube.conv')`, &convA)
 	b.eval(`sessionStorage.getItem('shirube.conv')`, &convB)
-	sent := stub.askedIn()
-	if convA == "" || convA == convB || !slices.Equal(sent, []string{"new", "new", convA}) {
-		t.Fatalf("tab A in %q, tab B in %q, questions sent in %q; want two conversations and the follow-up in A's", convA, convB, sent)
+	// What the server stored: the follow-up in A's conversation.
+	stored := func(id string) []string {
+		var c Conversation
+		a.fetchJSON("/api/conversations/"+id, &c)
+		var qs []string
+		for _, x := range c.Exchanges {
+			qs = append(qs, x.Versions[x.Current].Question)
+		}
+		return qs
+	}
+	if convA == "" || convA == convB {
+		t.Fatalf("tab A in %q, tab B in %q; want two conversations", convA, convB)
+	}
+	if inA, inB := stored(convA), stored(convB); !slices.Equal(inA, []string{qA, qA2}) || !slices.Equal(inB, []string{qB}) {
+		t.Fatalf("the server holds %q in A's conversation and %q in B's; want the follow-up in A's", inA, inB)
 	}
 
 	questions := func(p *bpage) []string {
@@ -423,21 +581,25 @@ func TestBrowserTwoTabs(t *testing.T) {
 	a.until("deleted", `document.querySelectorAll('#conv_list li[data-id]').length === 1`)
 }
 
-// TestBrowserFirstScreen: an employee (role user) on a phone sees what the
-// corpus holds and example questions, no retrieval settings, header and
-// question box within a fifth of the screen, named lists; an example asks
-// itself; 👎 with a comment reaches POST /api/feedback; the thumbs are
-// drawn without an emoji font.
+// TestBrowserFirstScreen: an employee (logged in with the team's token
+// on a server that has an admin token) on a phone sees what the corpus
+// holds and example questions, no retrieval settings, header and question
+// box within a fifth of the screen, named lists; an example asks itself;
+// 👎 with a comment is stored in the feedback log; the thumbs are drawn
+// without an emoji font. Logged in again with the admin token, the same
+// browser gets the settings.
 func TestBrowserFirstScreen(t *testing.T) {
 	skipWithoutBrowser(t)
-	f := newFixture(t, fixtureOptions{})
-	stub := withClientStub(f.srv)
-	stub.role = "user"
-	ts := httptest.NewServer(stub)
-	t.Cleanup(ts.Close)
-	p := newBrowser(t, ts.URL, 390, 844)
+	f := newFixture(t, fixtureOptions{configure: func(o *Options) { o.Token, o.AdminToken = testToken, testAdminToken }})
+	p := newBrowser(t, f.ts.URL, 390, 844)
+	p.login(testToken)
 	p.ready()
 	p.do("phone", chromedp.EmulateViewport(390, 844))
+	var me MeResponse
+	p.fetchJSON("/api/me", &me)
+	if me.Role != RoleUser || me.Settings != nil {
+		t.Fatalf("/api/me for the team's token: %+v; want a user without settings", me)
+	}
 
 	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
 	var facts string
@@ -492,12 +654,33 @@ func TestBrowserFirstScreen(t *testing.T) {
 	var ok bool
 	p.eval(`(() => { const f = document.querySelector('#chat > li:last-child .fb-form'); f.querySelector('input').value = '手順が古い'; f.requestSubmit(); return true; })()`, &ok)
 	p.until("thanks", `!!document.querySelector('#chat > li:last-child .fb-done')`)
-	var pressed string
+	var pressed, xid string
 	p.eval(`document.querySelector('#chat > li:last-child .thumb.down').getAttribute('aria-pressed')`, &pressed)
-	sent := stub.feedbackSent()
-	if pressed != "true" || len(sent) != 2 || sent[1]["rating"] != "down" || sent[1]["comment"] != "手順が古い" || (sent[1]["exchange_id"] == nil && sent[1]["request_id"] == nil) {
-		t.Errorf("feedback: pressed %s, sent %v; want 👎 then 👎 with the comment, naming the answer", pressed, sent)
+	p.eval(`document.querySelector('#chat > li:last-child').dataset.id`, &xid)
+	// Two ratings were posted (👎, then 👎 with the comment); the log keeps
+	// both lines and reads back the last one of the answer.
+	raw, err := os.ReadFile(f.srv.feedback.Path())
+	if err != nil {
+		t.Fatal(err)
 	}
+	recs, _, err := feedback.Read(f.srv.feedback.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(raw), "\n"); pressed != "true" || lines != 2 || len(recs) != 1 || recs[0].Rating != feedback.Down ||
+		recs[0].Comment != "手順が古い" || recs[0].ExchangeID != xid || recs[0].Query != example {
+		t.Errorf("feedback: pressed %s, %d lines logged, read back %+v; want 👎 then 👎 with the comment, stored with exchange %s", pressed, lines, recs, xid)
+	}
+
+	// The administrator's token makes the same browser an administrator.
+	p.do("log out", chromedp.Click(chromedp.CSS("#logout")))
+	p.login(testAdminToken)
+	p.ready()
+	p.fetchJSON("/api/me", &me)
+	if me.Role != RoleAdmin || me.Settings == nil {
+		t.Errorf("/api/me for the admin token: %+v; want an administrator with settings", me)
+	}
+	p.until("settings shown to an administrator", `!document.querySelector('.settings').hidden`)
 }
 
 // TestBrowserSettings: an administrator's sidebar says the weight is
@@ -507,10 +690,7 @@ func TestBrowserFirstScreen(t *testing.T) {
 func TestBrowserSettings(t *testing.T) {
 	skipWithoutBrowser(t)
 	f := newFixture(t, fixtureOptions{})
-	stub := withClientStub(f.srv)
-	ts := httptest.NewServer(stub)
-	t.Cleanup(ts.Close)
-	p := newBrowser(t, ts.URL, 1280, 900)
+	p := newBrowser(t, f.ts.URL, 1280, 900)
 	p.ready()
 	p.until("automatic weight shown", `document.querySelector('#bm25_out').value.startsWith('自動')`)
 	p.do("move the slider", chromedp.Focus(chromedp.CSS("#bm25_weight")), chromedp.KeyEvent(kb.ArrowRight))
@@ -570,10 +750,7 @@ func TestScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, fixtureOptions{gen: streaming{newExtractive(t)}})
-	stub := withClientStub(f.srv)
-	ts := httptest.NewServer(stub)
-	t.Cleanup(ts.Close)
-	p := newBrowser(t, ts.URL, 1440, 900)
+	p := newBrowser(t, f.ts.URL, 1440, 900)
 	p.ready()
 	p.do("desktop", chromedp.EmulateViewport(1440, 900))
 	p.until("first screen", `!document.querySelector('#welcome').hidden && document.querySelectorAll('#examples .example').length >= 4`)
@@ -591,8 +768,8 @@ func TestScreenshots(t *testing.T) {
 	t.Logf("cold browser: page %d bytes over the wire in %d requests (API calls aside), first contentful paint %.0f ms, load %.0f ms, third-party %q",
 		weight.Bytes, weight.Requests, weight.FCP, weight.Load, weight.Third)
 	for i := range 3 {
-		// Warm: the browser is up; the cache is bypassed (no-cache assets
-		// are fetched again).
+		// Warm: the browser is up; the page is fetched again, the script
+		// (immutable at its version) comes from the browser's cache.
 		p.do("reload", chromedp.Reload())
 		p.until("reloaded", `document.readyState === 'complete' && performance.getEntriesByName('first-contentful-paint').length > 0`)
 		p.eval(measure, &weight)

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"strings"
 
@@ -90,19 +89,24 @@ type pageData struct {
 	CanRebuild  bool
 	Status      StatusResponse
 	History     []exchange
+	// Conversation is the conversation History shows ("" for the browser
+	// session's exchanges).
+	Conversation string
+	// CSS is the style sheet, inline; JSVersion the script's ?v=.
+	CSS       template.CSS
+	JSVersion string
 	// Role is "admin" or "user": only an administrator is shown (and may
 	// send) the retrieval settings.
 	Role    string
 	IsAdmin bool
 }
 
-// handlePage renders the chat page with the session's last exchanges.
+// handlePage renders the chat page with the tab's conversation (?c=, which
+// the script keeps in the tab's address) or else the session's last
+// exchanges, so a reload shows them at its first paint.
 func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	id := browserSession(w, r)
-	var hist []exchange
-	if sess, ok := s.sessions.peek(id); ok {
-		hist = sess.exchanges()
-	}
+	hist, conv := s.pageHistory(id, r.URL.Query().Get("c"))
 	def := s.asst.Options().Search
 	k := def.K
 	if k <= 0 {
@@ -124,6 +128,10 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		Status:      st,
 		History:     hist,
 		Role:        s.role(r),
+
+		Conversation: conv,
+		CSS:          s.static.inlineCSS(),
+		JSVersion:    s.static.js.version,
 	}
 	data.IsAdmin = data.Role == RoleAdmin
 	var buf bytes.Buffer
@@ -131,26 +139,56 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ページを表示できません: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = buf.WriteTo(w)
+	writePage(w, r, http.StatusOK, buf.Bytes())
+}
+
+// pageHistory is what the page shows when it loads: each exchange of the
+// user's conversation convID at its current version, or, without one (or
+// when it is not the user's), the browser session's last exchanges.
+func (s *Server) pageHistory(user, convID string) ([]exchange, string) {
+	if convID != "" {
+		if c, err := s.convs.get(user, convID); err == nil {
+			out := make([]exchange, 0, len(c.Exchanges))
+			for _, e := range c.Exchanges {
+				v := e.Versions[e.Current]
+				x := exchange{ID: e.ID, Question: v.Question, Status: v.Status, Version: e.Current, Versions: len(e.Versions),
+					// Rendered and sanitised by this server when it was answered.
+					HTML: template.HTML(v.HTML)} // #nosec
+				if v.RewrittenQuery != v.Question {
+					x.Rewritten = v.RewrittenQuery
+				}
+				if e.Feedback != nil {
+					x.Rating = e.Feedback.Rating
+				}
+				out = append(out, x)
+			}
+			return out, c.ID
+		}
+	}
+	sess, ok := s.sessions.peek(user)
+	if !ok {
+		return nil, ""
+	}
+	hist := sess.exchanges()
+	for i := range hist {
+		hist[i].Status, hist[i].Versions = StatusComplete, 1
+	}
+	return hist, ""
 }
 
 type loginData struct {
 	Notice string
 	Error  string
+	CSS    template.CSS
 }
 
-func (s *Server) renderLogin(w http.ResponseWriter, status int, msg string) {
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	var buf bytes.Buffer
-	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg}); err != nil {
+	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg, CSS: s.static.inlineCSS()}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
+	writePage(w, r, status, buf.Bytes())
 }
 
 // handleSessionReset forgets the browser session's conversation.
@@ -159,24 +197,6 @@ func (s *Server) handleSessionReset(w http.ResponseWriter, r *http.Request) {
 		s.sessions.drop(c.Value)
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// staticHandler serves the embedded style sheet and script.
-func staticHandler() http.Handler {
-	sub, err := fs.Sub(assets, "assets")
-	if err != nil {
-		panic(err) // the embedded tree is fixed at compile time
-	}
-	fsrv := http.StripPrefix("/static/", http.FileServerFS(sub))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/static/app.js", "/static/style.css":
-			w.Header().Set("Cache-Control", "no-cache")
-			fsrv.ServeHTTP(w, r)
-		default:
-			http.NotFound(w, r)
-		}
-	})
 }
 
 // errorPage is the Japanese HTML page of an error on a page route.

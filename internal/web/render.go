@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
+	xhtml "golang.org/x/net/html"
 
 	"github.com/shirube/shirube/internal/answer"
 	"github.com/shirube/shirube/internal/assistant"
@@ -172,8 +175,78 @@ func (m *markdown) view(rep assistant.Reply, cs []Citation) answerView {
 		v.Unknowns = rep.Unknowns
 		v.Citations = cs
 		v.Verified, v.VerifiedLevel = verifiedLine(rep.Verification, rep.Incomplete)
+		v.Body = citeChips(v.Body, cs)
 	}
 	return v
+}
+
+// citeMarker is an [n] or [n, m] citation marker in answer text.
+var (
+	citeMarker = regexp.MustCompile(`\[\d+(?:\s*[,，、]\s*\d+)*\]`)
+	citeSep    = regexp.MustCompile(`\s*[,，、]\s*`)
+)
+
+// citeChips turns the [n] markers in the text of a rendered answer body
+// into the page's citation chips — buttons that carry the cited chunk's id
+// (data-chunk) and name the source — so an answer the server renders (a
+// finished answer, a conversation shown after a reload) opens the source
+// viewer without the script having to look anything up. Markers inside
+// code and links stay text, as do numbers no citation has. The chips are
+// built from the citations' own fields, escaped, after sanitising.
+func citeChips(body template.HTML, cs []Citation) template.HTML {
+	if len(cs) == 0 || !strings.Contains(string(body), "[") {
+		return body
+	}
+	byN := make(map[int]Citation, len(cs))
+	for _, c := range cs {
+		byN[c.N] = c
+	}
+	chip := func(marker string) string {
+		var b strings.Builder
+		for _, num := range citeSep.Split(marker[1:len(marker)-1], -1) {
+			n, err := strconv.Atoi(num)
+			c, ok := byN[n]
+			if err != nil || !ok {
+				b.WriteString("[" + num + "]")
+				continue
+			}
+			name := c.Label
+			if name == "" {
+				name = c.File
+			}
+			fmt.Fprintf(&b, `<button type="button" class="cite" data-n="%d" data-chunk="%s" aria-label="%s" aria-describedby="cite_card">%d</button>`,
+				n, template.HTMLEscapeString(c.ChunkID), template.HTMLEscapeString(fmt.Sprintf("引用元 %d: %s", n, name)), n)
+		}
+		return b.String()
+	}
+	z := xhtml.NewTokenizer(strings.NewReader(string(body)))
+	var b strings.Builder
+	inert := 0 // depth inside pre, code and a
+	for {
+		switch tt := z.Next(); tt {
+		case xhtml.ErrorToken:
+			return template.HTML(b.String()) // #nosec: sanitised HTML with our own escaped buttons
+		case xhtml.StartTagToken, xhtml.EndTagToken:
+			name, _ := z.TagName()
+			switch string(name) {
+			case "pre", "code", "a":
+				if tt == xhtml.StartTagToken {
+					inert++
+				} else if inert > 0 {
+					inert--
+				}
+			}
+			b.Write(z.Raw())
+		case xhtml.TextToken:
+			if inert > 0 {
+				b.Write(z.Raw())
+				continue
+			}
+			b.WriteString(citeMarker.ReplaceAllStringFunc(string(z.Raw()), chip))
+		default:
+			b.Write(z.Raw())
+		}
+	}
 }
 
 // verifiedLine is the one-line summary of a claim check shown under an

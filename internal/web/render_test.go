@@ -32,17 +32,7 @@ func TestMarkdownIsSanitised(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(md.render(tt.src))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("%q lacks %q", got, w)
-				}
-			}
-			for _, n := range tt.never {
-				if strings.Contains(got, n) {
-					t.Errorf("%q contains %q", got, n)
-				}
-			}
+			checkHTML(t, string(md.render(tt.src)), tt.want, tt.never)
 		})
 	}
 }
@@ -61,7 +51,7 @@ func TestRenderAnswer(t *testing.T) {
 		never []string
 	}{
 		{"danger banner and citation", assistant.Reply{Answer: guard.Banner + "\n\n削除します。 [1]", Evidence: ev, Flags: answer.Flags{DangerousOperation: true}},
-			[]string{`<div class="banner"><span class="ico-warn" aria-hidden="true"></span>承認・確認が必要</div>`, `<details class="citation"><summary>引用元: x p.2 &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
+			[]string{`<div class="banner"><span class="ico-warn" aria-hidden="true"></span>承認・確認が必要</div>`, `<details class="citation" data-n="1" data-chunk="" data-label="x p.2" data-title="x" data-page="2"><summary>引用元: x p.2 &gt; 手順 &gt; 隔離 (スコア: 0.85)</summary>`, "（p.2）", "...</blockquote>"},
 			[]string{"<p>⚠️"}},
 		{"insufficient evidence template", assistant.Reply{Answer: guard.InsufficientEvidenceResponse, Evidence: ev, Flags: answer.Flags{InsufficientEvidence: true}},
 			[]string{`answer-insufficient`, "該当する手順が見つかりませんでした", "<li>"},
@@ -82,17 +72,7 @@ func TestRenderAnswer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(p.renderAnswer(tt.rep, baseCitations(tt.rep)))
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("lacks %q:\n%s", w, got)
-				}
-			}
-			for _, n := range tt.never {
-				if strings.Contains(got, n) {
-					t.Errorf("contains %q:\n%s", n, got)
-				}
-			}
+			checkHTML(t, string(p.renderAnswer(tt.rep, baseCitations(tt.rep))), tt.want, tt.never)
 		})
 	}
 	if c := baseCitations(assistant.Reply{Evidence: ev})[0]; len([]rune(c.Excerpt)) != answer.MaxExcerptRunes || !strings.HasSuffix(c.Excerpt, "...") {
@@ -146,5 +126,52 @@ func TestVerifiedLineNeedsAnAnswer(t *testing.T) {
 	// A model stream cut off: what arrived is checked, the rest never was.
 	if line, level := verifiedLine(&ver, true); level != "partial" || !strings.Contains(line, "途中で途切れた") {
 		t.Errorf("incomplete: %q %q; want an amber line that says the answer was cut off", line, level)
+	}
+}
+
+// TestCiteChips: the [n] markers of a rendered answer body become chips
+// that carry the chunk id and name the source; markers in code and links,
+// and numbers no citation has, stay text; what the chips carry is escaped.
+func TestCiteChips(t *testing.T) {
+	md := newMarkdown()
+	cs := []Citation{
+		{N: 1, ChunkID: "database/runbooks/x/page_001.md_3", Label: "隔離手順 p.1"},
+		{N: 2, ChunkID: `db/"q"&<x>.md_1`, File: "database/y.md"},
+	}
+	chip1 := `<button type="button" class="cite" data-n="1" data-chunk="database/runbooks/x/page_001.md_3" aria-label="引用元 1: 隔離手順 p.1" aria-describedby="cite_card">1</button>`
+	chip2 := `<button type="button" class="cite" data-n="2" data-chunk="db/&#34;q&#34;&amp;&lt;x&gt;.md_1" aria-label="引用元 2: database/y.md" aria-describedby="cite_card">2</button>`
+	tests := []struct {
+		name, src   string
+		want, never []string
+	}{
+		{"one marker", "端末を隔離する。 [1]", []string{"端末を隔離する。 " + chip1}, []string{"[1]"}},
+		{"two numbers in one marker", "報告する。 [1, 2]", []string{chip1 + chip2}, []string{"[1"}},
+		{"an unknown number stays text", "確認する。 [1、7]", []string{chip1 + "[7]"}, nil},
+		{"code and links stay text", "`cmd [1]` と [手順](https://example.com/[2])\n\n```\nls [1]\n```\n",
+			[]string{"<code>cmd [1]</code>", "<code>ls [1]\n</code>"}, []string{"<button"}},
+		{"escaped text around", "a &lt; b [2] <c>", []string{chip2, "&lt;c&gt;"}, []string{"<c>"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkHTML(t, string(citeChips(md.render(tt.src), cs)), tt.want, tt.never)
+		})
+	}
+	if got := citeChips("<p>x [1]</p>", nil); got != "<p>x [1]</p>" {
+		t.Errorf("without citations: %s", got)
+	}
+}
+
+// checkHTML fails t when got lacks one of want or contains one of never.
+func checkHTML(t *testing.T, got string, want, never []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("lacks %q:\n%s", w, got)
+		}
+	}
+	for _, n := range never {
+		if strings.Contains(got, n) {
+			t.Errorf("contains %q:\n%s", n, got)
+		}
 	}
 }

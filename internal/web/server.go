@@ -168,6 +168,7 @@ type Server struct {
 	// admission bounds the searches and answers running at once.
 	admission *admission
 	page      *pageRenderer
+	static    *staticAssets
 	catalogs  catalogs // what the served index holds (sources, titles)
 	convs     *convStore
 	answers   *recentAnswers
@@ -234,6 +235,10 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	static, err := newStaticAssets()
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		opt:         opt,
@@ -241,6 +246,7 @@ func New(opt Options) (*Server, error) {
 		mux:         http.NewServeMux(),
 		metrics:     newMetrics(),
 		page:        page,
+		static:      static,
 		logins:      newLoginStore(DefaultLoginTTL),
 		adminLogins: newLoginStore(DefaultLoginTTL),
 		now:         time.Now,
@@ -263,7 +269,7 @@ func New(opt Options) (*Server, error) {
 	if opt.Token == "" {
 		h = loopbackHostOnly(h)
 	}
-	s.handler = securityHeaders(h)
+	s.handler = securityHeaders(h, contentSecurityPolicy(static.styleSrc))
 	return s, nil
 }
 
@@ -369,7 +375,7 @@ func (s *Server) routes() {
 	s.handle("GET /login", "login", http.HandlerFunc(s.handleLoginPage))
 	s.handle("POST /login", "login", http.HandlerFunc(s.handleLogin))
 	s.handle("POST /logout", "logout", http.HandlerFunc(s.handleLogout))
-	s.handle("GET /static/", "static", staticHandler())
+	s.handle("GET /static/", "static", s.static.handler())
 	s.handle("GET /healthz", "healthz", http.HandlerFunc(s.handleHealth))
 	s.handle("GET /metrics", "metrics", s.authAPI(s.metrics.handler()))
 	s.handle("GET /api/status", "status", s.authAPI(http.HandlerFunc(s.handleStatus)))
@@ -440,16 +446,19 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 // Flush lets code that only knows http.Flusher stream through the recorder.
 func (r *statusRecorder) Flush() { _ = http.NewResponseController(r.ResponseWriter).Flush() }
 
-// contentSecurityPolicy allows only the server's own scripts and styles:
-// no inline script, no eval, no framing.
-const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+// contentSecurityPolicy allows only the server's own scripts and styles
+// (no inline script, no eval, no framing) and, as inline style, only the
+// server's own style sheet, named by its hash (styleSrc).
+func contentSecurityPolicy(styleSrc string) string {
+	return "default-src 'self'; script-src 'self'; style-src 'self' " + styleSrc + "; img-src 'self' data:; " +
+		"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}
 
 // securityHeaders sets the headers every response carries.
-func securityHeaders(h http.Handler) http.Handler {
+func securityHeaders(h http.Handler, csp string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", contentSecurityPolicy)
+		hd.Set("Content-Security-Policy", csp)
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		// same-origin, not no-referrer: with no-referrer a browser sends

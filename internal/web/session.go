@@ -34,10 +34,20 @@ type session struct {
 	max     int
 }
 
-// exchange is one question and its rendered answer.
+// exchange is one question and its rendered answer, as the page shows it
+// when it loads.
 type exchange struct {
 	Question string
 	HTML     template.HTML
+	// Of a conversation's exchange: its id, status (Status*), rating, the
+	// rewritten query when it differs from the question, the version shown
+	// and how many there are.
+	ID        string
+	Status    string
+	Rating    string
+	Rewritten string
+	Version   int
+	Versions  int
 }
 
 // add records an exchange, keeping the last max.

@@ -335,13 +335,16 @@
       }
       const b = button('cite', String(n), '引用元 ' + n + ': ' + c.label);
       b.dataset.n = String(n);
+      if (c.chunk) b.dataset.chunk = c.chunk;
       b.setAttribute('aria-describedby', 'cite_card');
       out.push(b);
     }
     return out;
   }
   // citeMap indexes the citations of an answer by number. Without the JSON
-  // (an exchange the server rendered) they are read from the sources list.
+  // (an exchange the server rendered) they are read from the sources list,
+  // whose entries carry data-n, data-chunk, data-label, data-title and
+  // data-page.
   function citeMap(li, list) {
     const m = new Map();
     if (list && list.length) {
@@ -412,10 +415,22 @@
     wrap.append(b, pre);
   }
 
+  // citeOf is what a chip cites: the exchange's citation with its number,
+  // the chunk id taken from the chip itself when it carries one (chips the
+  // server rendered always do).
+  function citeOf(chip) {
+    const li = chip.closest('li.exchange');
+    const n = Number(chip.dataset.n);
+    const c = li && li.cites && li.cites.get(n);
+    const chunk = chip.dataset.chunk || (c && c.chunk) || '';
+    if (!c && !chunk) return null;
+    const label = (chip.getAttribute('aria-label') || '').replace(/^引用元 \d+: /, '');
+    return Object.assign({ n, label, title: label, excerpt: '', page: 0 }, c, { chunk });
+  }
+
   let cardFor = null;
   function showCard(chip) {
-    const li = chip.closest('li.exchange');
-    const c = li && li.cites && li.cites.get(Number(chip.dataset.n));
+    const c = citeOf(chip);
     if (!c) return;
     cardFor = chip;
     card.replaceChildren(el('strong', 'card-title', c.label || c.title), el('p', 'card-excerpt', c.excerpt));
@@ -886,8 +901,7 @@
   chat.addEventListener('click', async (e) => {
     const chip = e.target.closest('.cite');
     if (chip) {
-      const li = chip.closest('li.exchange');
-      const c = li.cites && li.cites.get(Number(chip.dataset.n));
+      const c = citeOf(chip);
       if (c) openSource(c);
       return;
     }
@@ -941,10 +955,16 @@
   }
 
   // ---- conversations ----
+  // setConv makes id this tab's conversation; the tab's address names it
+  // (?c=), so that a reload gets it rendered by the server.
   function setConv(id) {
     convID = id || '';
     if (convID) sessionStorage.setItem('shirube.conv', convID);
     else sessionStorage.removeItem('shirube.conv');
+    const url = new URL(location.href);
+    if (convID) url.searchParams.set('c', convID);
+    else url.searchParams.delete('c');
+    if (url.href !== location.href) history.replaceState(history.state, '', url);
     convList?.querySelectorAll('.conv-open').forEach((b) => {
       if (b.closest('li').dataset.id === convID) b.setAttribute('aria-current', 'true');
       else b.removeAttribute('aria-current');
@@ -973,6 +993,39 @@
     }
     if (!convList.children.length) convList.append(el('li', 'muted', q ? '見つかりません' : 'まだ会話がありません'));
   }
+  // versionsOf reads an exchange of GET /api/conversations/{id}.
+  function versionsOf(x) {
+    return (x.versions && x.versions.length ? x.versions : [x]).map((v) => ({
+      id: x.id, question: v.question || x.question, html: v.html || '', answer: v.answer || '',
+      citations: v.citations || [], status: v.status || 'complete', rewritten: v.rewritten_query || '',
+      request: v.request_id || '',
+    }));
+  }
+  function currentOf(x) {
+    const n = x.versions && x.versions.length ? x.versions.length : 1;
+    return Math.min(Number.isInteger(x.version) ? x.version : n - 1, n - 1);
+  }
+  // attachVersions gives the exchanges the server rendered (a reload of
+  // this tab's conversation) their versions, for < 1/2 >, without drawing
+  // them again.
+  async function attachVersions(id, lis) {
+    let c;
+    try {
+      c = await api('GET', '/api/conversations/' + encodeURIComponent(id));
+    } catch (err) {
+      return;
+    }
+    for (const x of c.exchanges || []) {
+      const li = lis.find((l) => l.dataset.id === x.id && l.isConnected);
+      if (!li || li.dataset.done !== 'true' || (li.versions && li.versions.length)) continue;
+      li.versions = versionsOf(x);
+      li.current = currentOf(x);
+      // An answer stored before its chips carried chunk ids gets them from
+      // the citations.
+      if (!Array.from(li.cites ? li.cites.values() : [], (v) => v.chunk).some(Boolean)) citeMap(li, li.versions[li.current].citations);
+      actions(li);
+    }
+  }
   async function openConv(id) {
     if (busy) return;
     chat.replaceChildren();
@@ -984,15 +1037,10 @@
           const li = exchangeShell(x.question);
           li.dataset.id = x.id;
           if (x.feedback && x.feedback.rating) li.dataset.rating = x.feedback.rating;
-          const vs = (x.versions && x.versions.length ? x.versions : [x]).map((v) => ({
-            id: x.id, question: v.question || x.question, html: v.html || '', answer: v.answer || '',
-            citations: v.citations || [], status: v.status || 'complete', rewritten: v.rewritten_query || '',
-            request: v.request_id || '',
-          }));
-          li.versions = vs;
+          li.versions = versionsOf(x);
           li.dataset.done = 'true';
           chat.append(li);
-          showVersion(li, Math.min(Number.isInteger(x.version) ? x.version : vs.length - 1, vs.length - 1));
+          showVersion(li, currentOf(x));
         }
       } catch (err) {
         if (err.status === 404) setConv('');
@@ -1176,12 +1224,16 @@
   });
 
   // ---- start ----
-  // Exchanges the server rendered: chips, actions; their banners were
-  // announced when they were new and are not alerts again.
+  // Exchanges the server rendered (this tab's conversation, named in the
+  // address, or the browser session's last ones): chips, actions; their
+  // banners were announced when they were new and are not alerts again.
   const rendered = Array.from(chat.querySelectorAll(':scope > li.exchange'));
+  const renderedConv = chat.dataset.conv || '';
+  if (renderedConv) setConv(renderedConv);
   rendered.forEach((li) => {
     li.dataset.key = 'x' + ++keys;
     li.versions = [];
+    li.current = Number(li.dataset.version || 0);
     enhance(li, null);
     actions(li);
   });
@@ -1211,7 +1263,9 @@
     if (convs) {
       // Each tab has its own conversation; the server's per-browser
       // history is not this tab's. A question asked meanwhile stays.
-      if (busy || chat.querySelector('li.exchange[data-status]')) {
+      if (renderedConv) {
+        await attachVersions(renderedConv, rendered);
+      } else if (busy || chat.querySelector('li.exchange:not([data-rendered])')) {
         rendered.forEach((li) => li.remove());
       } else {
         await openConv(convID);
