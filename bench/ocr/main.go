@@ -50,6 +50,7 @@ type page struct {
 	doc      string
 	n        int
 	ref, got string
+	tess     string // Tesseract's own order (the first OCR benchmark's text)
 	conf     float64
 	vertical bool
 	err      error
@@ -62,6 +63,8 @@ func main() {
 	cache := flag.String("cache", "", "OCR cache folder (empty: none)")
 	threads := flag.Int("threads", 1, "OMP_THREAD_LIMIT per tesseract")
 	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
+	dumpDir := flag.String("dump", "", "write each page's reference and reading to DIR/X-pN.{ref,got}.txt")
+	tsvDir := flag.String("tsv", "", "read Tesseract's TSV for page N of X.pdf from DIR/X-pN.tsv instead of running it (to try layout changes on saved readings)")
 	var fixtures []string
 	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
 		fixtures = append(fixtures, s)
@@ -130,12 +133,18 @@ func main() {
 		go func() {
 			defer wg.Done()
 			for j := range ch {
-				img, err := j.img()
-				if err == nil {
-					var r ocr.Result
-					r, err = eng.Recognize(ctx, img, 0)
-					j.p.got, j.p.conf, j.p.vertical = r.Text, r.Confidence, r.Vertical
+				var r ocr.Result
+				var err error
+				if *tsvDir != "" && strings.HasSuffix(j.p.doc, ".pdf") {
+					r, err = savedTSV(*tsvDir, j.p.doc, j.p.n)
+				} else {
+					var img []byte
+					if img, err = j.img(); err == nil {
+						r, err = eng.Recognize(ctx, img, 0)
+					}
 				}
+				j.p.got, j.p.conf, j.p.vertical = r.Text, r.Confidence, r.Vertical
+				j.p.tess = ocr.TesseractOrder(r.Words)
 				j.p.err = err
 				mu.Lock()
 				done++
@@ -153,14 +162,41 @@ func main() {
 	fmt.Fprintln(os.Stderr)
 
 	type agg struct {
-		dist, dist2, bag, ref, ref2, pages, failed, vertical int
-		cers                                                 []float64
+		dist, dist2, distT, bag, ref, ref2, pages, failed, vertical int
+		al                                                          ocr.LineAlignment
+		cers                                                        []float64
+	}
+	add := func(x *agg, p *page) {
+		ref, got := norm(p.ref), norm(p.got)
+		d := ocr.EditDistance(got, ref)
+		x.dist += d
+		x.distT += ocr.EditDistance(norm(p.tess), ref)
+		x.bag += bagDistance(got, ref)
+		x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
+		x.ref += len(ref)
+		ref2, got2 := noLeaders(ref), noLeaders(got)
+		x.dist2 += ocr.EditDistance(got2, ref2)
+		x.ref2 += len(ref2)
+		al := ocr.AlignLines(normLines(p.ref, true), normLines(p.got, true))
+		x.al.Edits += al.Edits
+		x.al.Missing += al.Missing
+		x.al.Extra += al.Extra
+		x.al.Within += al.Within
+		x.al.WithinPunct += al.WithinPunct
+		x.pages++
+		if p.err != nil {
+			x.failed++
+		}
+		if p.vertical {
+			x.vertical++
+		}
 	}
 	var perPage strings.Builder
-	perPage.WriteString("document\tpage\tref_chars\tcer\torder_free_cer\tconfidence\n")
+	perPage.WriteString("document\tpage\tref_chars\tcer\ttesseract_order_cer\tline_move_cer\torder_free_cer\tmissing\textra\twithin\twithin_punct\tconfidence\n")
 	byDoc := map[string]*agg{}
 	var order []string
 	total := &agg{}
+	text := &agg{}
 	for _, p := range pages {
 		a := byDoc[p.doc]
 		if a == nil {
@@ -168,29 +204,24 @@ func main() {
 			byDoc[p.doc] = a
 			order = append(order, p.doc)
 		}
-		ref, got := norm(p.ref), norm(p.got)
-		d := ocr.EditDistance(got, ref)
-		ref2, got2 := noLeaders(ref), noLeaders(got)
-		d2 := ocr.EditDistance(got2, ref2)
-		bag := bagDistance(got, ref)
-		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
-		for _, x := range []*agg{a, total} {
-			x.dist += d
-			x.bag += bag
-			x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
-			x.ref += len(ref)
-			x.dist2 += d2
-			x.ref2 += len(ref2)
-			x.pages++
-			if p.err != nil {
-				x.failed++
-			}
-			if p.vertical {
-				x.vertical++
-			}
+		one := &agg{}
+		for _, x := range []*agg{a, total, one} {
+			add(x, p)
 		}
+		if !p.images && strings.HasSuffix(p.doc, ".pdf") {
+			add(text, p)
+		}
+		r := float64(max(one.ref, 1))
+		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%.1f\n", p.doc, p.n, one.ref,
+			float64(one.dist)/r, float64(one.distT)/r, float64(one.al.Edits)/r, float64(one.bag)/r,
+			one.al.Missing, one.al.Extra, one.al.Within, one.al.WithinPunct, p.conf)
 		if p.err != nil {
 			fmt.Fprintf(os.Stderr, "%s p.%d: %v\n", p.doc, p.n, p.err)
+		}
+		if *dumpDir != "" {
+			base := filepath.Join(*dumpDir, fmt.Sprintf("%s-p%d", strings.TrimSuffix(p.doc, filepath.Ext(p.doc)), p.n))
+			os.WriteFile(base+".ref.txt", []byte(p.ref), 0o644)
+			os.WriteFile(base+".got.txt", []byte(p.got), 0o644)
 		}
 	}
 	if *pagesOut != "" {
@@ -198,36 +229,35 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER | CER w/o leaders | order-free CER | median page CER |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pct := func(n, d int) string { return fmt.Sprintf("%.2f %%", 100*float64(n)/float64(max(d, 1))) }
+	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER, Tesseract's order | CER | CER w/o leaders | line-move CER w/o leaders | order-free CER | median page CER |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	row := func(name string, a *agg) {
 		sort.Float64s(a.cers)
-		fmt.Printf("| %s | %d | %d | %d | %d | %.2f %% | %.2f %% | %.2f %% | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
-			100*float64(a.dist)/float64(max(a.ref, 1)), 100*float64(a.dist2)/float64(max(a.ref2, 1)),
-			100*float64(a.bag)/float64(max(a.ref, 1)), 100*a.cers[len(a.cers)/2])
+		fmt.Printf("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
+			pct(a.distT, a.ref), pct(a.dist, a.ref), pct(a.dist2, a.ref2), pct(a.al.Edits, a.ref2), pct(a.bag, a.ref), 100*a.cers[len(a.cers)/2])
 	}
 	for _, d := range order {
 		row(d, byDoc[d])
 	}
 	row("**all**", total)
-	text := &agg{}
-	for _, p := range pages {
-		if p.images || !strings.HasSuffix(p.doc, ".pdf") {
-			continue
-		}
-		ref, got := norm(p.ref), norm(p.got)
-		d := ocr.EditDistance(got, ref)
-		text.dist += d
-		text.bag += bagDistance(got, ref)
-		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
-		text.ref += len(ref)
-		ref2, got2 := noLeaders(ref), noLeaders(got)
-		text.dist2 += ocr.EditDistance(got2, ref2)
-		text.ref2 += len(ref2)
-		text.pages++
-	}
 	if text.pages > 0 {
 		row("PDF pages without raster images", text)
+	}
+	fmt.Println("\nWhere the edits of the CER come from, in % of the reference characters: leaders and rules (CER − CER w/o leaders), reading order")
+	fmt.Println("(CER w/o leaders − line-move edits w/o leaders), then the line-move alignment's extra, missing and misread characters:")
+	fmt.Println("\n| document | CER | leaders, rules | reading order | text the text layer lacks (extra) | text OCR lacks (missing) | misread in matched lines | of which punctuation, symbols |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	brk := func(name string, a *agg) {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, pct(a.dist, a.ref), pct(a.dist-a.dist2, a.ref), pct(a.dist2-a.al.Edits, a.ref),
+			pct(a.al.Extra, a.ref), pct(a.al.Missing, a.ref), pct(a.al.Within, a.ref), pct(a.al.WithinPunct, a.ref))
+	}
+	for _, d := range order {
+		brk(d, byDoc[d])
+	}
+	brk("**all**", total)
+	if text.pages > 0 {
+		brk("PDF pages without raster images", text)
 	}
 	runs := eng.Runs()
 	cpu := eng.CPUTime().Seconds()
@@ -236,12 +266,39 @@ func main() {
 }
 
 // leaders matches a run of dot leaders.
-var leaders = regexp.MustCompile(`[.・･…‥·ー-]{3,}`)
+var leaders = regexp.MustCompile(`[.・･…‥·ー\-_―─]{3,}`)
 
 // noLeaders is s (normalised) without runs of dot leaders; after NFKC and
 // with white space gone, so that spaced leaders (". . . .") are runs too.
 func noLeaders(s []rune) []rune {
 	return []rune(leaders.ReplaceAllString(string(s), ""))
+}
+
+// normLines is s line by line, each normalised (norm) and, with
+// dropLeaders, without runs of leaders (noLeaders); empty lines are left
+// out.
+func normLines(s string, dropLeaders bool) [][]rune {
+	var out [][]rune
+	for _, l := range strings.Split(s, "\n") {
+		n := norm(l)
+		if dropLeaders {
+			n = noLeaders(n)
+		}
+		if len(n) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// savedTSV reads Tesseract's saved TSV for page n of doc (-tsv).
+func savedTSV(dir, doc string, n int) (ocr.Result, error) {
+	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%s-p%d.tsv", strings.TrimSuffix(doc, ".pdf"), n)))
+	if err != nil {
+		return ocr.Result{}, err
+	}
+	defer f.Close()
+	return ocr.ParseTSV(f)
 }
 
 // norm is NFKC with white space removed, as runes.

@@ -222,8 +222,23 @@ func ocrNote(n int, r ocr.Result) string {
 // ocrMarkdown is an OCR result as page Markdown: the marker line, then
 // the text through the same layout step as a text layer.
 func ocrMarkdown(r ocr.Result) string {
-	t := layoutPDFPage(strings.TrimSpace(r.Text))
-	return ocrMarker(r) + "\n\n" + t
+	t := strings.TrimSpace(r.Text)
+	if !r.Vertical {
+		t = applyTables(t, ocrWords(r.Words))
+	}
+	return ocrMarker(r) + "\n\n" + layoutPDFPage(t)
+}
+
+// ocrWords are OCR'd words as the table finder reads a text layer's word
+// boxes: in pixels rather than points (the finder measures in line
+// heights), each as tall as its line (ocr.LineHeights).
+func ocrWords(ws []ocr.Word) []pdfWord {
+	ws = ocr.LineHeights(ws)
+	out := make([]pdfWord, len(ws))
+	for i, w := range ws {
+		out[i] = pdfWord{x0: float64(w.X0), y0: float64(w.Y0), x1: float64(w.X1), y1: float64(w.Y1), text: w.Text}
+	}
+	return out
 }
 
 // ocrPDF reads by OCR the pages of the PDF at path that the mode selects,
