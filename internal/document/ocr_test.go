@@ -398,3 +398,34 @@ func TestOCRMultiPageTIFF(t *testing.T) {
 		}
 	}
 }
+
+// TestOCRTableFromBoxes: a table Tesseract read column by column (each
+// column a block) becomes the text layer's table rows, each value with
+// its column header, from the word boxes alone (no tesseract run).
+func TestOCRTableFromBoxes(t *testing.T) {
+	words := []ocr.Word{
+		{Text: "化粧品の成分", X0: 100, Y0: 20, X1: 400, Y1: 60, Block: 1, Par: 1, Line: 1},
+		{Text: "成分名", X0: 100, Y0: 100, X1: 250, Y1: 140, Block: 2, Par: 1, Line: 1},
+		{Text: "塩化ナトリウム", X0: 100, Y0: 160, X1: 380, Y1: 200, Block: 2, Par: 1, Line: 2},
+		{Text: "ホウ砂", X0: 100, Y0: 220, X1: 220, Y1: 260, Block: 2, Par: 1, Line: 3},
+		{Text: "|", X0: 450, Y0: 95, X1: 455, Y1: 265, Block: 3, Par: 1, Line: 1},
+		{Text: "配合量", X0: 600, Y0: 100, X1: 750, Y1: 140, Block: 4, Par: 1, Line: 1},
+		// 「一」 alone is a few pixels tall: the table finder measures the
+		// line's height, not the word's
+		{Text: "一", X0: 600, Y0: 178, X1: 630, Y1: 182, Block: 4, Par: 1, Line: 2},
+		{Text: "0.76g", X0: 600, Y0: 222, X1: 700, Y1: 262, Block: 4, Par: 1, Line: 3},
+		{Text: "5.0", X0: 640, Y0: 162, X1: 700, Y1: 198, Block: 4, Par: 1, Line: 2},
+	}
+	r := ocr.Result{Words: words, Text: ocr.ReadingOrder(words), Confidence: 91}
+	got := ocrMarkdown(r)
+	want := "<!-- shirube: OCR (tesseract, horizontal), mean confidence 91% -->\n\n" +
+		"化粧品の成分\n| 成分名 | 配合量 |\n| 塩化ナトリウム | 配合量: 一 5.0 |\n| ホウ砂 | 配合量: 0.76g |"
+	if got != want {
+		t.Errorf("ocrMarkdown =\n%s\nwant\n%s", got, want)
+	}
+	// A vertical page keeps its lines: the table finder reads rows.
+	r.Vertical = true
+	if got := ocrMarkdown(r); strings.Contains(got, "| ") {
+		t.Errorf("vertical page rebuilt as a table:\n%s", got)
+	}
+}

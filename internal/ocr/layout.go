@@ -65,6 +65,9 @@ func lines(words []Word) []textLine {
 	idx := map[key]int{}
 	var out []textLine
 	for _, w := range words {
+		if rules.Replace(w.Text) == "" {
+			continue
+		}
 		k := key{w.Block, w.Par, w.Line}
 		i, ok := idx[k]
 		if !ok {
@@ -114,7 +117,8 @@ func cleanLine(s string) string {
 }
 
 // band is a run of lines that sit side by side: each overlaps the band
-// vertically by at least half its height.
+// vertically by at least a third of its height (a value centred beside a
+// cell wrapped over two lines joins both).
 type band struct {
 	y0, y1 int
 	lines  []textLine
@@ -126,7 +130,7 @@ func bands(ls []textLine) []band {
 	sort.SliceStable(ls, func(i, j int) bool { return ls[i].y0 < ls[j].y0 })
 	var out []band
 	for _, l := range ls {
-		if n := len(out); n > 0 && l.y0 < out[n-1].y1-l.height()/2 {
+		if n := len(out); n > 0 && l.y0 < out[n-1].y1-l.height()/3 {
 			b := &out[n-1]
 			b.lines = append(b.lines, l)
 			b.y1 = max(b.y1, l.y1)
