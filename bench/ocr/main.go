@@ -56,6 +56,12 @@ type page struct {
 	err      error
 }
 
+// set records a reading of p.
+func (p *page) set(r ocr.Result, err error) {
+	p.got, p.conf, p.vertical, p.err = r.Text, r.Confidence, r.Vertical, err
+	p.tess = ocr.TesseractOrder(r.Words)
+}
+
 func main() {
 	originals := flag.String("originals", "../shared/datasets/pdf-ja", "folder of the original PDFs (text layer = reference)")
 	images := flag.String("images", "", "folder of the image-only PDFs, same names")
@@ -64,6 +70,7 @@ func main() {
 	threads := flag.Int("threads", 1, "OMP_THREAD_LIMIT per tesseract")
 	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
 	dumpDir := flag.String("dump", "", "write each page's reference and reading to DIR/X-pN.{ref,got}.txt")
+	batch := flag.Int("batch", 8, "pages of one document read by one tesseract run (1: a run per page, as before)")
 	tsvDir := flag.String("tsv", "", "read Tesseract's TSV for page N of X.pdf from DIR/X-pN.tsv instead of running it (to try layout changes on saved readings)")
 	var fixtures []string
 	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
@@ -80,7 +87,7 @@ func main() {
 
 	type job struct {
 		p   *page
-		img func() ([]byte, error)
+		img func() ([]byte, time.Duration, error) // the image and the CPU time rendering it took
 	}
 	var jobs []job
 	var pages []*page
@@ -103,7 +110,7 @@ func main() {
 				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1]}
 				pages = append(pages, p)
 				n := i + 1
-				jobs = append(jobs, job{p, func() ([]byte, error) { return render(ctx, img, n) }})
+				jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) { return render(ctx, img, n) }})
 			}
 		}
 	}
@@ -120,11 +127,26 @@ func main() {
 		}
 		p := &page{doc: filepath.Base(img), n: 1, ref: string(ref)}
 		pages = append(pages, p)
-		jobs = append(jobs, job{p, func() ([]byte, error) { return os.ReadFile(img) }})
+		jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) {
+			b, err := os.ReadFile(img)
+			return b, 0, err
+		}})
 	}
 
 	start := time.Now()
-	ch := make(chan job)
+	// Pages go to the workers in groups of -batch pages of one document,
+	// each group read by one tesseract run as shirube index does.
+	var groups [][]job
+	for _, j := range jobs {
+		n := len(groups)
+		if n > 0 && len(groups[n-1]) < *batch && groups[n-1][0].p.doc == j.p.doc {
+			groups[n-1] = append(groups[n-1], j)
+			continue
+		}
+		groups = append(groups, []job{j})
+	}
+	var renderCPU time.Duration
+	ch := make(chan []job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -132,29 +154,44 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range ch {
-				var r ocr.Result
-				var err error
-				if *tsvDir != "" && strings.HasSuffix(j.p.doc, ".pdf") {
-					r, err = savedTSV(*tsvDir, j.p.doc, j.p.n)
-				} else {
-					var img []byte
-					if img, err = j.img(); err == nil {
-						r, err = eng.Recognize(ctx, img, 0)
+			for g := range ch {
+				var imgs [][]byte
+				var read []*page
+				for _, j := range g {
+					if *tsvDir != "" && strings.HasSuffix(j.p.doc, ".pdf") {
+						r, err := savedTSV(*tsvDir, j.p.doc, j.p.n)
+						j.p.set(r, err)
+						continue
+					}
+					img, cpu, err := j.img()
+					mu.Lock()
+					renderCPU += cpu
+					mu.Unlock()
+					if err != nil {
+						j.p.err = err
+						continue
+					}
+					imgs = append(imgs, img)
+					read = append(read, j.p)
+				}
+				if len(imgs) == 1 {
+					r, err := eng.Recognize(ctx, imgs[0], 0)
+					read[0].set(r, err)
+				} else if len(imgs) > 1 {
+					rs, errs := eng.RecognizeBatch(ctx, imgs)
+					for k, p := range read {
+						p.set(rs[k], errs[k])
 					}
 				}
-				j.p.got, j.p.conf, j.p.vertical = r.Text, r.Confidence, r.Vertical
-				j.p.tess = ocr.TesseractOrder(r.Words)
-				j.p.err = err
 				mu.Lock()
-				done++
+				done += len(g)
 				fmt.Fprintf(os.Stderr, "\r%d/%d pages", done, len(jobs))
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, j := range jobs {
-		ch <- j
+	for _, g := range groups {
+		ch <- g
 	}
 	close(ch)
 	wg.Wait()
@@ -261,8 +298,9 @@ func main() {
 	}
 	runs := eng.Runs()
 	cpu := eng.CPUTime().Seconds()
-	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.1f CPU s per page read)\n",
-		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)))
+	rcpu := renderCPU.Seconds()
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); pdftoppm %.1f CPU s (%.2f per page)\n",
+		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)), rcpu, rcpu/float64(max(len(jobs), 1)))
 }
 
 // leaders matches a run of dot leaders.
@@ -359,12 +397,14 @@ func textLayer(ctx context.Context, pdf string) ([]string, error) {
 
 // render is page n of pdf at 300 dpi, 8-bit grey PGM: what shirube index
 // hands to Tesseract.
-func render(ctx context.Context, pdf string, n int) ([]byte, error) {
+func render(ctx context.Context, pdf string, n int) ([]byte, time.Duration, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), pdf)
 	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return nil, err
+	err := cmd.Run()
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), cpu, err
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -427,5 +428,44 @@ func TestOCRTableFromBoxes(t *testing.T) {
 	r.Vertical = true
 	if got := ocrMarkdown(r); strings.Contains(got, "| ") {
 		t.Errorf("vertical page rebuilt as a table:\n%s", got)
+	}
+}
+
+func TestOCRBatches(t *testing.T) {
+	seq := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	tests := []struct {
+		pages, workers int
+		want           []int // batch sizes
+	}{
+		{0, 2, nil},
+		{1, 2, []int{1}},
+		{5, 2, []int{2, 3}},
+		{8, 1, []int{8}},
+		{9, 1, []int{4, 5}},
+		{84, 2, []int{7, 8, 7, 8, 8, 7, 8, 8, 7, 8, 8}},
+		{3, 4, []int{1, 1, 1}},
+	}
+	for _, tt := range tests {
+		got := ocrBatches(seq(tt.pages), tt.workers)
+		var sizes []int
+		next := 0
+		for _, b := range got {
+			sizes = append(sizes, len(b))
+			for _, p := range b {
+				if p != next {
+					t.Errorf("%d pages, %d workers: batches %v skip or repeat a page", tt.pages, tt.workers, got)
+				}
+				next++
+			}
+		}
+		if next != tt.pages || !slices.Equal(sizes, tt.want) {
+			t.Errorf("%d pages, %d workers: batch sizes %v, want %v", tt.pages, tt.workers, sizes, tt.want)
+		}
 	}
 }

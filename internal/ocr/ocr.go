@@ -188,6 +188,12 @@ func (e *Engine) read(ctx context.Context, img []byte, page int) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
+	return e.orVertical(ctx, img, page, h)
+}
+
+// orVertical returns h, a horizontal reading of img, when it reads well,
+// and otherwise the better of h and a vertical reading.
+func (e *Engine) orVertical(ctx context.Context, img []byte, page int, h Result) (Result, error) {
 	if h.Confidence >= VerticalRetry && h.Text != "" {
 		return h, nil
 	}
@@ -211,6 +217,16 @@ func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Re
 		"-c", "tessedit_page_number="+strconv.Itoa(page), "tsv")
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(e.opt.Threads))
 	cmd.Stdin = bytes.NewReader(img)
+	out, err := e.exec(ctx, cmd)
+	if err != nil {
+		return Result{}, err
+	}
+	return ParseTSV(out)
+}
+
+// exec runs cmd, a tesseract, counting its CPU time, and returns its
+// standard output.
+func (e *Engine) exec(ctx context.Context, cmd *exec.Cmd) (*bytes.Buffer, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -220,15 +236,15 @@ func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Re
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return nil, ctx.Err()
 		}
 		msg := firstLine(stderr.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return Result{}, fmt.Errorf("tesseract failed: %s", msg)
+		return nil, fmt.Errorf("tesseract failed: %s", msg)
 	}
-	return ParseTSV(&stdout)
+	return &stdout, nil
 }
 
 // ParseTSV turns Tesseract's TSV output into a Result: its words with
@@ -236,12 +252,37 @@ func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Re
 // confidence weighted by the words' lengths in characters. Rows that do
 // not parse are skipped.
 func ParseTSV(r interface{ Read([]byte) (int, error) }) (Result, error) {
+	pages, err := parseTSVPages(r, false)
+	if err != nil {
+		return Result{}, err
+	}
+	return pages[0], nil
+}
+
+// parseTSVPages reads Tesseract's TSV as one Result per page_num (1, 2,
+// …; a page without words is an empty Result) when byPage is set, else as
+// one Result.
+func parseTSVPages(r interface{ Read([]byte) (int, error) }, byPage bool) ([]Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var words []Word
+	var pages [][]Word
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) < 12 || f[0] != "5" {
+		if len(f) < 12 || f[0] == "level" {
+			continue
+		}
+		pg := 0
+		if byPage {
+			n, err := strconv.Atoi(f[1])
+			if err != nil || n < 1 || n > 1<<16 {
+				continue
+			}
+			pg = n - 1
+		}
+		for len(pages) <= pg {
+			pages = append(pages, nil)
+		}
+		if f[0] != "5" {
 			continue
 		}
 		text := strings.TrimSpace(f[11])
@@ -259,12 +300,24 @@ func ParseTSV(r interface{ Read([]byte) (int, error) }) (Result, error) {
 		if !ok || err != nil || n[5] < 0 || n[6] < 0 {
 			continue
 		}
-		words = append(words, Word{Text: strings.ToValidUTF8(text, ""), Block: n[0], Par: n[1], Line: n[2],
+		pages[pg] = append(pages[pg], Word{Text: strings.ToValidUTF8(text, ""), Block: n[0], Par: n[1], Line: n[2],
 			X0: n[3], Y0: n[4], X1: n[3] + n[5], Y1: n[4] + n[6], Conf: conf})
 	}
 	if err := sc.Err(); err != nil {
-		return Result{}, fmt.Errorf("reading tesseract output: %w", err)
+		return nil, fmt.Errorf("reading tesseract output: %w", err)
 	}
+	if len(pages) == 0 {
+		pages = append(pages, nil)
+	}
+	out := make([]Result, len(pages))
+	for i, ws := range pages {
+		out[i] = resultOf(ws)
+	}
+	return out, nil
+}
+
+// resultOf is the Result of one page's words.
+func resultOf(words []Word) Result {
 	var confSum, c float64
 	for _, w := range words {
 		if w.Conf >= 0 {
@@ -278,7 +331,7 @@ func ParseTSV(r interface{ Read([]byte) (int, error) }) (Result, error) {
 	if c > 0 {
 		res.Confidence = confSum / c
 	}
-	return res, nil
+	return res
 }
 
 // setText sets r.Text from r.Words: a horizontal page in ReadingOrder, a
