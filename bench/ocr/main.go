@@ -10,20 +10,35 @@
 //
 // The image-only PDFs come from bench/ocr/make-image-pdfs.sh (same file
 // names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey) and
-// read by internal/ocr exactly as `shirube index` does; the reference is
-// `pdftotext -raw` of the original page. Both texts are NFKC-normalised
-// with white space removed; CER is the Levenshtein distance over the
-// reference length. "CER w/o leaders" then also removes runs of three or
-// more dot-leader characters (. ・ … ‥ · and the dashes ー - OCR reads
-// them as), which a table of contents is full of. "Order-free CER" counts the
-// characters as a multiset — max(reference characters OCR lacks, OCR
-// characters the reference lacks) over the reference length, the fewest
-// edits if reading order did not count — which separates misread
-// characters from text read in another order (table columns, captions,
-// page headers). The median page CER is given too; -pages FILE writes
-// every page's figures. Pages whose text layer is
-// empty are left out. With -cache, results are cached there (a second run
-// is free; use a fresh folder to time OCR).
+// read by internal/ocr exactly as `shirube index` does (-batch pages of a
+// document per tesseract run, reading order and clean-up from the word
+// boxes); the reference is `pdftotext -raw` of the original page. Pages
+// whose text layer is empty are left out. The figures, each over the
+// reference's characters:
+//
+//   - CER: NFKC, white space removed, Levenshtein distance of the whole
+//     page (the issue's metric). "CER, Tesseract's order" is the same for
+//     the text in Tesseract's own block order (the first OCR benchmark's
+//     text), for comparison.
+//   - CER w/o leaders: runs of three or more dot leaders or rules
+//     (. ・ … ‥ · ー - _ ― ─) removed from both sides first; a table of
+//     contents and a form's fill-in lines are full of them, and they are
+//     no text.
+//   - line-move CER w/o leaders: as CER w/o leaders, but whole lines of
+//     the reference may stand anywhere in the reading at no cost
+//     (ocr.AlignLines): a text layer's order is the order the page was
+//     drawn in, which is arbitrary for a chart's labels, a caption or a
+//     page header; every misread, missing or extra character still counts.
+//   - order-free CER: characters as a multiset, max(reference characters
+//     OCR lacks, OCR characters the reference lacks): no order at all.
+//
+// A second table splits the CER's edits by cause: leaders and rules, reading
+// order, text the text layer lacks (text in pictures, or noise), text OCR
+// lacks, and misread characters (of which punctuation and symbols).
+// -pages FILE writes every page's figures; -dump DIR each page's two
+// texts; -tsv DIR takes saved Tesseract TSV (DIR/X-pN.tsv) instead of
+// running it, to try layout changes. With -cache, results are cached there
+// (a second run is free; use a fresh folder to time OCR).
 package main
 
 import (

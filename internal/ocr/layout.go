@@ -32,8 +32,10 @@ type Word struct {
 // (document.visualRows): Tesseract's lines are grouped into bands of lines
 // that sit side by side, top to bottom; within a band, lines that stack
 // (one cell's wrapped lines) form a segment; segments are read left to
-// right, each top to bottom. A page whose lines run in two columns of
-// running text is read column by column (twoColumns).
+// right, each top to bottom. (Two columns of running text whose lines sit
+// side by side would be read across the columns; none of the benchmark's
+// pages is set that way, and the reading-order figures in
+// docs/BENCHMARKS.md are what this order gives.)
 
 // LineHeights returns words with each word's box stretched vertically to
 // its line's: a word's own box is its ink, so 「一」 or 「、」 is a few pixels
@@ -178,36 +180,25 @@ func ReadingOrder(words []Word) string {
 	slices.Sort(hs)
 	lineH := max(hs[len(hs)/2], 1)
 	var b strings.Builder
-	for _, part := range columns(ls) {
-		prev := -1
-		for _, bd := range bands(part) {
-			if b.Len() > 0 {
+	prev := -1
+	for _, bd := range bands(ls) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+			if prev >= 0 && bd.y0-prev > lineH {
 				b.WriteByte('\n')
-				if prev >= 0 && bd.y0-prev > lineH {
+			}
+		}
+		first := true
+		for _, seg := range segmentsOf(bd) {
+			for _, l := range seg {
+				if !first {
 					b.WriteByte('\n')
 				}
+				first = false
+				b.WriteString(l.text())
 			}
-			first := true
-			for _, seg := range segmentsOf(bd) {
-				for _, l := range seg {
-					if !first {
-						b.WriteByte('\n')
-					}
-					first = false
-					b.WriteString(l.text())
-				}
-			}
-			prev = bd.y1
 		}
-		prev = -1
+		prev = bd.y1
 	}
 	return b.String()
-}
-
-// columns splits a page's lines into the parts read one after the other:
-// the whole page, or — when its lines run in two columns of running text
-// — the lines above the columns, the left column, the right column and
-// the lines below them.
-func columns(ls []textLine) [][]textLine {
-	return [][]textLine{ls}
 }

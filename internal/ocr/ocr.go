@@ -1,12 +1,13 @@
 // Package ocr reads the text of page images with Tesseract 5.
 //
-// An Engine runs the tesseract command once per page image, with the
-// Japanese models for horizontal (jpn) and vertical (jpn_vert) writing,
-// and turns its TSV output — one row per recognised word with its box,
-// line and paragraph — into plain text: the words of a line joined, lines
-// one per line, paragraphs separated by a blank line. The caller (the
-// document package) passes that text through the same page layout steps
-// as a PDF's text layer.
+// An Engine runs the tesseract command on page images — one run per image,
+// or one run for a batch of PDF pages (RecognizeBatch) — with the Japanese
+// models for horizontal (jpn) and vertical (jpn_vert) writing, and keeps
+// its TSV output: every recognised word with its box, line and paragraph
+// (Result.Words). The text (Result.Text) is rebuilt from the boxes in
+// reading order (ReadingOrder, layout.go). The caller (the document
+// package) passes that text through the same page layout steps as a PDF's
+// text layer, and its tables through the same table finder.
 //
 // Writing direction is chosen per page: the page is read as horizontal
 // text first; when the mean confidence stays under VerticalRetry, it is
@@ -144,8 +145,8 @@ func (e *Engine) Check(ctx context.Context) error {
 	return e.err
 }
 
-// Runs is the number of times the engine has started tesseract to read a
-// page (a page read in both directions counts twice). Tests use it to see
+// Runs is the number of times the engine has started tesseract to read
+// (a page read in both directions counts twice, a batch once). Tests use it to see
 // that the cache works.
 func (e *Engine) Runs() int64 { return e.runs.Load() }
 
