@@ -103,10 +103,12 @@ func (l textLine) text() string {
 
 // Two things Tesseract reads that are no text: a table's vertical rules
 // come out as 「|」, and a hyphen between Latin letters or digits
-// (「E-205」「1-1」) as the kanji 「一」 or the long-vowel mark 「ー」.
+// (「E-205」「1-1」), or between a digit and katakana (a chemical name's
+// 「2-エチルヘキシル」), as the kanji 「一」 or the long-vowel mark 「ー」,
+// which never stand there in Japanese text.
 var (
 	rules         = strings.NewReplacer("|", "", "｜", "", "¦", "")
-	hyphenBetween = regexp.MustCompile(`([0-9A-Za-z])[一ー―—‐－]([0-9A-Za-z])`)
+	hyphenBetween = regexp.MustCompile(`([0-9A-Za-z])[一ー―—‐－]([0-9A-Za-z])|([0-9])[一ー―—‐－]([ァ-ヺ])`)
 )
 
 // cleanLine removes rules read as 「|」 from a line of OCR text and turns
@@ -114,8 +116,8 @@ var (
 func cleanLine(s string) string {
 	s = rules.Replace(s)
 	// twice: 「1ー2ー3」 overlaps
-	s = hyphenBetween.ReplaceAllString(s, "$1-$2")
-	return strings.TrimSpace(hyphenBetween.ReplaceAllString(s, "$1-$2"))
+	s = hyphenBetween.ReplaceAllString(s, "$1$3-$2$4")
+	return strings.TrimSpace(hyphenBetween.ReplaceAllString(s, "$1$3-$2$4"))
 }
 
 // band is a run of lines that sit side by side: each overlaps the band
