@@ -259,7 +259,11 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 	if len(want) == 0 || !e.ocrReady(ctx, true) {
 		return nil, nil
 	}
-	sizes, _ := pdfPageSizes(ctx, path, len(texts)) // unknown sizes are checked on the image
+	// ctx has no per-file deadline (OCR may take minutes): each helper run
+	// here gets the per-page limit.
+	sctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+	sizes, _ := pdfPageSizes(sctx, path, len(texts)) // unknown sizes are checked on the image
+	cancel()
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
@@ -277,7 +281,9 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 				kept = append(kept, i)
 				continue
 			}
-			ink, err := e.pageInk(ctx, path, i+1)
+			ictx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+			ink, err := e.pageInk(ictx, path, i+1)
+			cancel()
 			if err == nil && ink > inkPerRune*visibleRunes(t)+inkSlack {
 				kept = append(kept, i)
 			}

@@ -469,3 +469,30 @@ func TestOCRBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestOCRNotUnderFileTimeout: OCR of a scanned PDF is bounded per page
+// (OCRPageTimeout), not by the per-file limit meant for reading a text
+// layer: a page read slower than the file limit still gets its text (a
+// hundred-page scan takes minutes; the file limit silently emptied most of
+// its pages).
+func TestOCRNotUnderFileTimeout(t *testing.T) {
+	needPDFToText(t)
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		t.Skip("no pdftoppm")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "tesseract")
+	script := "#!/bin/sh\nif [ \"$1\" = --list-langs ]; then printf 'List of languages\\njpn\\njpn_vert\\n'; exit 0; fi\n" +
+		"cat >/dev/null\nsleep 3\nprintf '5\\t1\\t1\\t1\\t1\\t1\\t0\\t0\\t40\\t10\\t95\\t読めた頁\\n'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := NewExtractor(Options{OCR: ocr.New(ocr.Options{Command: fake, Timeout: time.Minute}), OCRWorkers: 1, FileTimeout: 2 * time.Second})
+	doc, err := x.Extract(context.Background(), fileFor(t, "testdata/ocr/scanned.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Pages) != 1 || !strings.Contains(doc.Pages[0].Text, "読めた頁") {
+		t.Errorf("pages %+v, notes %q", doc.Pages, doc.Notes)
+	}
+}
