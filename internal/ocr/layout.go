@@ -88,12 +88,17 @@ func lines(words []Word) []textLine {
 	return out
 }
 
+// spaceGap is the least gap between two words, in line heights, that is
+// a space: Tesseract cuts 「10月」 into 「1」「0月」 with no gap between.
+const spaceGap = 0.2
+
 // text joins a line's words: a space only between Latin letters or
-// digits, as Japanese is written without spaces.
+// digits, as Japanese is written without spaces, and only where the
+// words stand apart.
 func (l textLine) text() string {
 	var b strings.Builder
 	for i, w := range l.words {
-		if i > 0 && spaced(l.words[i-1].Text, w.Text) {
+		if i > 0 && spaced(l.words[i-1].Text, w.Text) && float64(w.X0-l.words[i-1].X1) >= spaceGap*float64(l.height()) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(w.Text)
