@@ -88,17 +88,12 @@ func lines(words []Word) []textLine {
 	return out
 }
 
-// spaceGap is the least gap between two words, in line heights, that is
-// a space: Tesseract cuts 「10月」 into 「1」「0月」 with no gap between.
-const spaceGap = 0.2
-
 // text joins a line's words: a space only between Latin letters or
-// digits, as Japanese is written without spaces, and only where the
-// words stand apart.
+// digits, as Japanese is written without spaces.
 func (l textLine) text() string {
 	var b strings.Builder
 	for i, w := range l.words {
-		if i > 0 && spaced(l.words[i-1].Text, w.Text) && float64(w.X0-l.words[i-1].X1) >= spaceGap*float64(l.height()) {
+		if i > 0 && spaced(l.words[i-1].Text, w.Text) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(w.Text)

@@ -27,10 +27,6 @@ func TestReadingOrder(t *testing.T) {
 			{Text: "VPN", X0: 10, Y0: 10, X1: 100, Y1: 40, Line: 1},
 			{Text: "は", X0: 205, Y0: 10, X1: 235, Y1: 40, Line: 1},
 		}, "VPN E-205は"},
-		{"digits cut into words without a gap are one number", []Word{
-			{Text: "令和5年1", X0: 10, Y0: 10, X1: 150, Y1: 40, Line: 1},
-			{Text: "0月1日", X0: 151, Y0: 10, X1: 260, Y1: 40, Line: 1},
-		}, "令和5年10月1日"},
 		{"a caption Tesseract reads last comes first; a gap makes a paragraph", []Word{
 			{Text: "本文の一行目", X0: 10, Y0: 200, X1: 300, Y1: 240, Block: 1, Line: 1},
 			{Text: "本文の二行目", X0: 10, Y0: 250, X1: 300, Y1: 290, Block: 1, Line: 2},
