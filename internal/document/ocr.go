@@ -231,9 +231,10 @@ func ocrMarkdown(r ocr.Result) string {
 
 // ocrWords are OCR'd words as the table finder reads a text layer's word
 // boxes: in pixels rather than points (the finder measures in line
-// heights), each as tall as its line (ocr.LineHeights).
+// heights), touching words joined and each as tall as its line
+// (ocr.Phrases).
 func ocrWords(ws []ocr.Word) []pdfWord {
-	ws = ocr.LineHeights(ws)
+	ws = ocr.Phrases(ws)
 	out := make([]pdfWord, len(ws))
 	for i, w := range ws {
 		out[i] = pdfWord{x0: float64(w.X0), y0: float64(w.Y0), x1: float64(w.X1), y1: float64(w.Y1), text: w.Text}

@@ -37,15 +37,35 @@ type Word struct {
 // pages is set that way, and the reading-order figures in
 // docs/BENCHMARKS.md are what this order gives.)
 
-// LineHeights returns words with each word's box stretched vertically to
-// its line's: a word's own box is its ink, so 「一」 or 「、」 is a few pixels
-// tall, while the line's box is the height of the type. Layout steps that
-// measure gaps in line heights (the table finder) want the latter.
-func LineHeights(words []Word) []Word {
-	out := make([]Word, 0, len(words))
+// joinGap is the most gap between two words of a line, in line heights,
+// that Phrases closes: Tesseract cuts Japanese text into words with no
+// gap between them (「セキ」「ュリ」「ティ」), while table cells stand at
+// least half a line apart.
+const joinGap = 0.2
+
+// Phrases returns the words of each line (each stretched to the height of
+// its line: a word's own box is its ink, 「一」 a few pixels tall) with the
+// words that touch (a gap under joinGap line heights)
+// joined into one, a space between them only where ReadingOrder puts one.
+// The table finder joins the words of a cell with spaces, as a text
+// layer's words are; from phrases it gets 「セキュリティ」, not
+// 「セキ ュリ ティ」.
+func Phrases(words []Word) []Word {
+	var out []Word
 	for _, l := range lines(words) {
-		for _, w := range l.words {
+		for i, w := range l.words {
 			w.Y0, w.Y1 = l.y0, l.y1
+			if i > 0 {
+				p := &out[len(out)-1]
+				if float64(w.X0-p.X1) < joinGap*float64(l.height()) {
+					if spaced(p.Text, w.Text) {
+						p.Text += " "
+					}
+					p.Text += w.Text
+					p.X1 = max(p.X1, w.X1)
+					continue
+				}
+			}
 			out = append(out, w)
 		}
 	}

@@ -1,6 +1,9 @@
 package ocr
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // tableWords is a three-row table as Tesseract's --psm 3 reads it: each
 // column a block of its own, so its own order is column by column.
@@ -58,14 +61,21 @@ func TestReadingOrder(t *testing.T) {
 	}
 }
 
-func TestLineHeights(t *testing.T) {
-	ws := LineHeights([]Word{
-		{Text: "一", X0: 0, Y0: 18, X1: 30, Y1: 22},
-		{Text: "覧", X0: 30, Y0: 5, X1: 60, Y1: 35},
+func TestPhrases(t *testing.T) {
+	got := Phrases([]Word{
+		{Text: "セキ", X0: 0, Y0: 5, X1: 60, Y1: 35, Line: 1},
+		{Text: "ュリ", X0: 61, Y0: 8, X1: 120, Y1: 35, Line: 1},
+		{Text: "一", X0: 122, Y0: 18, X1: 150, Y1: 22, Line: 1},
+		{Text: "VPN", X0: 400, Y0: 5, X1: 480, Y1: 35, Line: 1},
+		{Text: "E-310", X0: 482, Y0: 5, X1: 560, Y1: 35, Line: 1},
+		{Text: "次", X0: 0, Y0: 50, X1: 30, Y1: 80, Line: 2},
 	})
-	for _, w := range ws {
-		if w.Y0 != 5 || w.Y1 != 35 {
-			t.Errorf("%q spans %d–%d, want its line's 5–35", w.Text, w.Y0, w.Y1)
-		}
+	want := []Word{
+		{Text: "セキュリ一", X0: 0, Y0: 5, X1: 150, Y1: 35, Line: 1},
+		{Text: "VPN E-310", X0: 400, Y0: 5, X1: 560, Y1: 35, Line: 1},
+		{Text: "次", X0: 0, Y0: 50, X1: 30, Y1: 80, Line: 2},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Phrases =\n%+v\nwant\n%+v", got, want)
 	}
 }
