@@ -10,20 +10,35 @@
 //
 // The image-only PDFs come from bench/ocr/make-image-pdfs.sh (same file
 // names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey) and
-// read by internal/ocr exactly as `shirube index` does; the reference is
-// `pdftotext -raw` of the original page. Both texts are NFKC-normalised
-// with white space removed; CER is the Levenshtein distance over the
-// reference length. "CER w/o leaders" then also removes runs of three or
-// more dot-leader characters (. ・ … ‥ · and the dashes ー - OCR reads
-// them as), which a table of contents is full of. "Order-free CER" counts the
-// characters as a multiset — max(reference characters OCR lacks, OCR
-// characters the reference lacks) over the reference length, the fewest
-// edits if reading order did not count — which separates misread
-// characters from text read in another order (table columns, captions,
-// page headers). The median page CER is given too; -pages FILE writes
-// every page's figures. Pages whose text layer is
-// empty are left out. With -cache, results are cached there (a second run
-// is free; use a fresh folder to time OCR).
+// read by internal/ocr exactly as `shirube index` does (-batch pages of a
+// document per tesseract run, reading order and clean-up from the word
+// boxes); the reference is `pdftotext -raw` of the original page. Pages
+// whose text layer is empty are left out. The figures, each over the
+// reference's characters:
+//
+//   - CER: NFKC, white space removed, Levenshtein distance of the whole
+//     page (the issue's metric). "CER, Tesseract's order" is the same for
+//     the text in Tesseract's own block order (the first OCR benchmark's
+//     text), for comparison.
+//   - CER w/o leaders: runs of three or more dot leaders or rules
+//     (. ・ … ‥ · ー - _ ― ─) removed from both sides first; a table of
+//     contents and a form's fill-in lines are full of them, and they are
+//     no text.
+//   - line-move CER w/o leaders: as CER w/o leaders, but whole lines of
+//     the reference may stand anywhere in the reading at no cost
+//     (ocr.AlignLines): a text layer's order is the order the page was
+//     drawn in, which is arbitrary for a chart's labels, a caption or a
+//     page header; every misread, missing or extra character still counts.
+//   - order-free CER: characters as a multiset, max(reference characters
+//     OCR lacks, OCR characters the reference lacks): no order at all.
+//
+// A second table splits the CER's edits by cause: leaders and rules, reading
+// order, text the text layer lacks (text in pictures, or noise), text OCR
+// lacks, and misread characters (of which punctuation and symbols).
+// -pages FILE writes every page's figures; -dump DIR each page's two
+// texts; -tsv DIR takes saved Tesseract TSV (DIR/X-pN.tsv) instead of
+// running it, to try layout changes. With -cache, results are cached there
+// (a second run is free; use a fresh folder to time OCR).
 package main
 
 import (
@@ -50,9 +65,16 @@ type page struct {
 	doc      string
 	n        int
 	ref, got string
+	tess     string // Tesseract's own order (the first OCR benchmark's text)
 	conf     float64
 	vertical bool
 	err      error
+}
+
+// set records a reading of p.
+func (p *page) set(r ocr.Result, err error) {
+	p.got, p.conf, p.vertical, p.err = r.Text, r.Confidence, r.Vertical, err
+	p.tess = ocr.TesseractOrder(r.Words)
 }
 
 func main() {
@@ -62,6 +84,9 @@ func main() {
 	cache := flag.String("cache", "", "OCR cache folder (empty: none)")
 	threads := flag.Int("threads", 1, "OMP_THREAD_LIMIT per tesseract")
 	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
+	dumpDir := flag.String("dump", "", "write each page's reference and reading to DIR/X-pN.{ref,got}.txt")
+	batch := flag.Int("batch", 8, "pages of one document read by one tesseract run (1: a run per page, as before)")
+	tsvDir := flag.String("tsv", "", "read Tesseract's TSV for page N of X.pdf from DIR/X-pN.tsv instead of running it (to try layout changes on saved readings)")
 	var fixtures []string
 	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
 		fixtures = append(fixtures, s)
@@ -77,7 +102,7 @@ func main() {
 
 	type job struct {
 		p   *page
-		img func() ([]byte, error)
+		img func() ([]byte, time.Duration, error) // the image and the CPU time rendering it took
 	}
 	var jobs []job
 	var pages []*page
@@ -100,7 +125,7 @@ func main() {
 				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1]}
 				pages = append(pages, p)
 				n := i + 1
-				jobs = append(jobs, job{p, func() ([]byte, error) { return render(ctx, img, n) }})
+				jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) { return render(ctx, img, n) }})
 			}
 		}
 	}
@@ -117,11 +142,26 @@ func main() {
 		}
 		p := &page{doc: filepath.Base(img), n: 1, ref: string(ref)}
 		pages = append(pages, p)
-		jobs = append(jobs, job{p, func() ([]byte, error) { return os.ReadFile(img) }})
+		jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) {
+			b, err := os.ReadFile(img)
+			return b, 0, err
+		}})
 	}
 
 	start := time.Now()
-	ch := make(chan job)
+	// Pages go to the workers in groups of -batch pages of one document,
+	// each group read by one tesseract run as shirube index does.
+	var groups [][]job
+	for _, j := range jobs {
+		n := len(groups)
+		if n > 0 && len(groups[n-1]) < *batch && groups[n-1][0].p.doc == j.p.doc {
+			groups[n-1] = append(groups[n-1], j)
+			continue
+		}
+		groups = append(groups, []job{j})
+	}
+	var renderCPU time.Duration
+	ch := make(chan []job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -129,23 +169,44 @@ func main() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range ch {
-				img, err := j.img()
-				if err == nil {
-					var r ocr.Result
-					r, err = eng.Recognize(ctx, img, 0)
-					j.p.got, j.p.conf, j.p.vertical = r.Text, r.Confidence, r.Vertical
+			for g := range ch {
+				var imgs [][]byte
+				var read []*page
+				for _, j := range g {
+					if *tsvDir != "" && strings.HasSuffix(j.p.doc, ".pdf") {
+						r, err := savedTSV(*tsvDir, j.p.doc, j.p.n)
+						j.p.set(r, err)
+						continue
+					}
+					img, cpu, err := j.img()
+					mu.Lock()
+					renderCPU += cpu
+					mu.Unlock()
+					if err != nil {
+						j.p.err = err
+						continue
+					}
+					imgs = append(imgs, img)
+					read = append(read, j.p)
 				}
-				j.p.err = err
+				if len(imgs) == 1 {
+					r, err := eng.Recognize(ctx, imgs[0], 0)
+					read[0].set(r, err)
+				} else if len(imgs) > 1 {
+					rs, errs := eng.RecognizeBatch(ctx, imgs)
+					for k, p := range read {
+						p.set(rs[k], errs[k])
+					}
+				}
 				mu.Lock()
-				done++
+				done += len(g)
 				fmt.Fprintf(os.Stderr, "\r%d/%d pages", done, len(jobs))
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, j := range jobs {
-		ch <- j
+	for _, g := range groups {
+		ch <- g
 	}
 	close(ch)
 	wg.Wait()
@@ -153,14 +214,41 @@ func main() {
 	fmt.Fprintln(os.Stderr)
 
 	type agg struct {
-		dist, dist2, bag, ref, ref2, pages, failed, vertical int
-		cers                                                 []float64
+		dist, dist2, distT, bag, ref, ref2, pages, failed, vertical int
+		al                                                          ocr.LineAlignment
+		cers                                                        []float64
+	}
+	add := func(x *agg, p *page) {
+		ref, got := norm(p.ref), norm(p.got)
+		d := ocr.EditDistance(got, ref)
+		x.dist += d
+		x.distT += ocr.EditDistance(norm(p.tess), ref)
+		x.bag += bagDistance(got, ref)
+		x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
+		x.ref += len(ref)
+		ref2, got2 := noLeaders(ref), noLeaders(got)
+		x.dist2 += ocr.EditDistance(got2, ref2)
+		x.ref2 += len(ref2)
+		al := ocr.AlignLines(normLines(p.ref, true), normLines(p.got, true))
+		x.al.Edits += al.Edits
+		x.al.Missing += al.Missing
+		x.al.Extra += al.Extra
+		x.al.Within += al.Within
+		x.al.WithinPunct += al.WithinPunct
+		x.pages++
+		if p.err != nil {
+			x.failed++
+		}
+		if p.vertical {
+			x.vertical++
+		}
 	}
 	var perPage strings.Builder
-	perPage.WriteString("document\tpage\tref_chars\tcer\torder_free_cer\tconfidence\n")
+	perPage.WriteString("document\tpage\tref_chars\tcer\ttesseract_order_cer\tline_move_cer\torder_free_cer\tmissing\textra\twithin\twithin_punct\tconfidence\n")
 	byDoc := map[string]*agg{}
 	var order []string
 	total := &agg{}
+	text := &agg{}
 	for _, p := range pages {
 		a := byDoc[p.doc]
 		if a == nil {
@@ -168,29 +256,24 @@ func main() {
 			byDoc[p.doc] = a
 			order = append(order, p.doc)
 		}
-		ref, got := norm(p.ref), norm(p.got)
-		d := ocr.EditDistance(got, ref)
-		ref2, got2 := noLeaders(ref), noLeaders(got)
-		d2 := ocr.EditDistance(got2, ref2)
-		bag := bagDistance(got, ref)
-		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.1f\n", p.doc, p.n, len(ref), float64(d)/float64(max(len(ref), 1)), float64(bag)/float64(max(len(ref), 1)), p.conf)
-		for _, x := range []*agg{a, total} {
-			x.dist += d
-			x.bag += bag
-			x.cers = append(x.cers, float64(d)/float64(max(len(ref), 1)))
-			x.ref += len(ref)
-			x.dist2 += d2
-			x.ref2 += len(ref2)
-			x.pages++
-			if p.err != nil {
-				x.failed++
-			}
-			if p.vertical {
-				x.vertical++
-			}
+		one := &agg{}
+		for _, x := range []*agg{a, total, one} {
+			add(x, p)
 		}
+		if !p.images && strings.HasSuffix(p.doc, ".pdf") {
+			add(text, p)
+		}
+		r := float64(max(one.ref, 1))
+		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%.1f\n", p.doc, p.n, one.ref,
+			float64(one.dist)/r, float64(one.distT)/r, float64(one.al.Edits)/r, float64(one.bag)/r,
+			one.al.Missing, one.al.Extra, one.al.Within, one.al.WithinPunct, p.conf)
 		if p.err != nil {
 			fmt.Fprintf(os.Stderr, "%s p.%d: %v\n", p.doc, p.n, p.err)
+		}
+		if *dumpDir != "" {
+			base := filepath.Join(*dumpDir, fmt.Sprintf("%s-p%d", strings.TrimSuffix(p.doc, filepath.Ext(p.doc)), p.n))
+			os.WriteFile(base+".ref.txt", []byte(p.ref), 0o644)
+			os.WriteFile(base+".got.txt", []byte(p.got), 0o644)
 		}
 	}
 	if *pagesOut != "" {
@@ -198,50 +281,77 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}
-	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER | CER w/o leaders | order-free CER | median page CER |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	pct := func(n, d int) string { return fmt.Sprintf("%.2f %%", 100*float64(n)/float64(max(d, 1))) }
+	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER, Tesseract's order | CER | CER w/o leaders | line-move CER w/o leaders | order-free CER | median page CER |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	row := func(name string, a *agg) {
 		sort.Float64s(a.cers)
-		fmt.Printf("| %s | %d | %d | %d | %d | %.2f %% | %.2f %% | %.2f %% | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
-			100*float64(a.dist)/float64(max(a.ref, 1)), 100*float64(a.dist2)/float64(max(a.ref2, 1)),
-			100*float64(a.bag)/float64(max(a.ref, 1)), 100*a.cers[len(a.cers)/2])
+		fmt.Printf("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
+			pct(a.distT, a.ref), pct(a.dist, a.ref), pct(a.dist2, a.ref2), pct(a.al.Edits, a.ref2), pct(a.bag, a.ref), 100*a.cers[len(a.cers)/2])
 	}
 	for _, d := range order {
 		row(d, byDoc[d])
 	}
 	row("**all**", total)
-	text := &agg{}
-	for _, p := range pages {
-		if p.images || !strings.HasSuffix(p.doc, ".pdf") {
-			continue
-		}
-		ref, got := norm(p.ref), norm(p.got)
-		d := ocr.EditDistance(got, ref)
-		text.dist += d
-		text.bag += bagDistance(got, ref)
-		text.cers = append(text.cers, float64(d)/float64(max(len(ref), 1)))
-		text.ref += len(ref)
-		ref2, got2 := noLeaders(ref), noLeaders(got)
-		text.dist2 += ocr.EditDistance(got2, ref2)
-		text.ref2 += len(ref2)
-		text.pages++
-	}
 	if text.pages > 0 {
 		row("PDF pages without raster images", text)
 	}
+	fmt.Println("\nWhere the edits of the CER come from, in % of the reference characters: leaders and rules (CER − CER w/o leaders), reading order")
+	fmt.Println("(CER w/o leaders − line-move edits w/o leaders), then the line-move alignment's extra, missing and misread characters:")
+	fmt.Println("\n| document | CER | leaders, rules | reading order | text the text layer lacks (extra) | text OCR lacks (missing) | misread in matched lines | of which punctuation, symbols |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	brk := func(name string, a *agg) {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name, pct(a.dist, a.ref), pct(a.dist-a.dist2, a.ref), pct(a.dist2-a.al.Edits, a.ref),
+			pct(a.al.Extra, a.ref), pct(a.al.Missing, a.ref), pct(a.al.Within, a.ref), pct(a.al.WithinPunct, a.ref))
+	}
+	for _, d := range order {
+		brk(d, byDoc[d])
+	}
+	brk("**all**", total)
+	if text.pages > 0 {
+		brk("PDF pages without raster images", text)
+	}
 	runs := eng.Runs()
 	cpu := eng.CPUTime().Seconds()
-	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.1f CPU s per page read)\n",
-		len(jobs), took.Seconds(), *workers, *threads, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)))
+	rcpu := renderCPU.Seconds()
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); pdftoppm %.1f CPU s (%.2f per page)\n",
+		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)), rcpu, rcpu/float64(max(len(jobs), 1)))
 }
 
 // leaders matches a run of dot leaders.
-var leaders = regexp.MustCompile(`[.・･…‥·ー-]{3,}`)
+var leaders = regexp.MustCompile(`[.・･…‥·ー\-_―─]{3,}`)
 
 // noLeaders is s (normalised) without runs of dot leaders; after NFKC and
 // with white space gone, so that spaced leaders (". . . .") are runs too.
 func noLeaders(s []rune) []rune {
 	return []rune(leaders.ReplaceAllString(string(s), ""))
+}
+
+// normLines is s line by line, each normalised (norm) and, with
+// dropLeaders, without runs of leaders (noLeaders); empty lines are left
+// out.
+func normLines(s string, dropLeaders bool) [][]rune {
+	var out [][]rune
+	for _, l := range strings.Split(s, "\n") {
+		n := norm(l)
+		if dropLeaders {
+			n = noLeaders(n)
+		}
+		if len(n) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// savedTSV reads Tesseract's saved TSV for page n of doc (-tsv).
+func savedTSV(dir, doc string, n int) (ocr.Result, error) {
+	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%s-p%d.tsv", strings.TrimSuffix(doc, ".pdf"), n)))
+	if err != nil {
+		return ocr.Result{}, err
+	}
+	defer f.Close()
+	return ocr.ParseTSV(f)
 }
 
 // norm is NFKC with white space removed, as runes.
@@ -302,12 +412,14 @@ func textLayer(ctx context.Context, pdf string) ([]string, error) {
 
 // render is page n of pdf at 300 dpi, 8-bit grey PGM: what shirube index
 // hands to Tesseract.
-func render(ctx context.Context, pdf string, n int) ([]byte, error) {
+func render(ctx context.Context, pdf string, n int) ([]byte, time.Duration, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), pdf)
 	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil {
-		return nil, err
+	err := cmd.Run()
+	var cpu time.Duration
+	if ps := cmd.ProcessState; ps != nil {
+		cpu = ps.UserTime() + ps.SystemTime()
 	}
-	return out.Bytes(), nil
+	return out.Bytes(), cpu, err
 }

@@ -118,7 +118,9 @@ type Options struct {
 	// FileTimeout bounds the time one file may take to be read: outside
 	// programs (pdftotext) are killed with their process group and the
 	// built-in PDF reader stops; the file is skipped with ErrFileTimeout.
-	// Zero means DefaultFileTimeout; negative means no limit.
+	// Zero means DefaultFileTimeout; negative means no limit. OCR is not
+	// under it — a scanned file of a hundred pages takes minutes — but
+	// under OCRPageTimeout per page.
 	FileTimeout time.Duration
 	// OCR reads page images (image files, PDF pages without a usable text
 	// layer); nil means no OCR: image files are skipped and textless PDF
@@ -184,15 +186,16 @@ func (e *Extractor) Extract(ctx context.Context, f File) (Document, error) {
 		ctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
-	doc, err := e.extract(ctx, f)
+	doc, err := e.extract(ctx, parent, f)
 	if err != nil && parent.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return Document{}, fmt.Errorf("%s: %w (%v) — the file is probably malformed; re-export it, or raise the limit (SHIRUBE_FILE_TIMEOUT) if it is genuine", f.Rel, ErrFileTimeout, e.fileTimeout())
 	}
 	return doc, err
 }
 
-// extract is Extract under the per-file deadline.
-func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
+// extract is Extract under the per-file deadline (ctx); OCR runs under
+// ocrCtx, the caller's context without that deadline.
+func (e *Extractor) extract(ctx, ocrCtx context.Context, f File) (Document, error) {
 	kind := f.Kind
 	if kind == "" {
 		k, ok := KindOf(f.Path)
@@ -221,9 +224,9 @@ func (e *Extractor) extract(ctx context.Context, f File) (Document, error) {
 
 	switch kind {
 	case PDF:
-		doc.Pages, doc.Notes, err = e.extractPDF(ctx, f.Path, data)
+		doc.Pages, doc.Notes, err = e.extractPDF(ctx, ocrCtx, f.Path, data)
 	case Image:
-		doc.Pages, doc.Notes, err = e.extractImage(ctx, f.Path, data)
+		doc.Pages, doc.Notes, err = e.extractImage(ocrCtx, f.Path, data)
 	case HTML:
 		var text string
 		text, err = ConvertHTML(ctx, data, e.opt.HTMLMode)

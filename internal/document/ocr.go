@@ -222,14 +222,30 @@ func ocrNote(n int, r ocr.Result) string {
 // ocrMarkdown is an OCR result as page Markdown: the marker line, then
 // the text through the same layout step as a text layer.
 func ocrMarkdown(r ocr.Result) string {
-	t := layoutPDFPage(strings.TrimSpace(r.Text))
-	return ocrMarker(r) + "\n\n" + t
+	t := strings.TrimSpace(r.Text)
+	if !r.Vertical {
+		t = applyTables(t, ocrWords(r.Words))
+	}
+	return ocrMarker(r) + "\n\n" + layoutPDFPage(t)
+}
+
+// ocrWords are OCR'd words as the table finder reads a text layer's word
+// boxes: in pixels rather than points (the finder measures in line
+// heights), touching words joined and each as tall as its line
+// (ocr.Phrases).
+func ocrWords(ws []ocr.Word) []pdfWord {
+	ws = ocr.Phrases(ws)
+	out := make([]pdfWord, len(ws))
+	for i, w := range ws {
+		out[i] = pdfWord{x0: float64(w.X0), y0: float64(w.Y0), x1: float64(w.X1), y1: float64(w.Y1), text: w.Text}
+	}
+	return out
 }
 
 // ocrPDF reads by OCR the pages of the PDF at path that the mode selects,
 // given their text layers (texts[i] is page i+1's). It returns the pages
 // it read, by index, and notes on pages it could not read. Pages are read
-// in parallel within Options.OCRWorkers.
+// in batches (ocrBatches), in parallel within Options.OCRWorkers.
 func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (map[int]ocrPage, []string) {
 	mode := e.ocrMode()
 	if mode == OCRNever {
@@ -244,7 +260,11 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 	if len(want) == 0 || !e.ocrReady(ctx, true) {
 		return nil, nil
 	}
-	sizes, _ := pdfPageSizes(ctx, path, len(texts)) // unknown sizes are checked on the image
+	// ctx has no per-file deadline (OCR may take minutes): each helper run
+	// here gets the per-page limit.
+	sctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+	sizes, _ := pdfPageSizes(sctx, path, len(texts)) // unknown sizes are checked on the image
+	cancel()
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
@@ -262,7 +282,9 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 				kept = append(kept, i)
 				continue
 			}
-			ink, err := e.pageInk(ctx, path, i+1)
+			ictx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+			ink, err := e.pageInk(ictx, path, i+1)
+			cancel()
 			if err == nil && ink > inkPerRune*visibleRunes(t)+inkSlack {
 				kept = append(kept, i)
 			}
@@ -270,20 +292,17 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 		want = kept
 	}
 	e.ocrQueued(len(want))
-	for _, i := range want {
+	for _, batch := range ocrBatches(want, max(e.opt.OCRWorkers, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer e.ocrDone()
-			p, note := e.ocrPDFPage(ctx, path, i+1, sizes[i+1], texts[i], mode)
+			got, bnotes := e.ocrPDFPages(ctx, path, batch, sizes, texts, mode)
 			mu.Lock()
 			defer mu.Unlock()
-			if p != nil {
-				out[i] = *p
+			for i, p := range got {
+				out[i] = p
 			}
-			if note != "" {
-				notes = append(notes, note)
-			}
+			notes = append(notes, bnotes...)
 		}()
 	}
 	wg.Wait()
@@ -291,42 +310,91 @@ func (e *Extractor) ocrPDF(ctx context.Context, path string, texts []string) (ma
 	return out, notes
 }
 
-// ocrPDFPage renders page n at OCRDPI and reads it. In auto mode a
+// ocrBatchPages is the most pages one tesseract run reads
+// (ocr.Engine.RecognizeBatch): enough that loading the model once saves
+// most of its cost, few enough that a document's pages are shared among
+// the workers and that the progress bar moves.
+const ocrBatchPages = 8
+
+// ocrBatches splits page indexes into batches of at most ocrBatchPages
+// consecutive pages, and into at least workers batches when there are
+// that many pages, so that every worker has pages to read.
+func ocrBatches(pages []int, workers int) [][]int {
+	if len(pages) == 0 {
+		return nil
+	}
+	n := max((len(pages)+ocrBatchPages-1)/ocrBatchPages, min(workers, len(pages)))
+	out := make([][]int, 0, n)
+	for k := range n {
+		from, to := k*len(pages)/n, (k+1)*len(pages)/n
+		out = append(out, pages[from:to])
+	}
+	return out
+}
+
+// ocrPDFPages renders the pages of one batch (indexes) at OCRDPI and reads
+// them with one tesseract run, holding one OCR slot. In auto mode a
 // readable text layer is replaced only when OCR finds clearly more text.
-func (e *Extractor) ocrPDFPage(ctx context.Context, path string, n int, size [2]float64, layer string, mode OCRMode) (*ocrPage, string) {
+func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, sizes map[int][2]float64, texts []string, mode OCRMode) (map[int]ocrPage, []string) {
+	defer func() {
+		for range batch {
+			e.ocrDone()
+		}
+	}()
 	release, err := e.ocrSlot(ctx)
 	if err != nil {
-		return nil, ""
+		return nil, nil
 	}
 	defer release()
-	if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
-		return nil, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000)
-	}
-	rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-	img, err := e.renderPage(rctx, path, n, OCRDPI)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ""
+	var notes []string
+	var imgs [][]byte
+	var read []int // indexes whose image is in imgs
+	for _, i := range batch {
+		n, size := i+1, sizes[i+1]
+		if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
+			notes = append(notes, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000))
+			continue
 		}
-		return nil, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err)
-	}
-	r, err := e.opt.OCR.Recognize(ctx, img, 0)
-	img = nil
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ""
+		rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+		img, err := e.renderPage(rctx, path, n, OCRDPI)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			notes = append(notes, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err))
+			continue
 		}
-		return nil, fmt.Sprintf("page %d: %s — %v", n, noteNotOCRd, err)
+		imgs = append(imgs, img)
+		read = append(read, i)
 	}
-	if mode == OCRAuto && strings.TrimSpace(layer) != "" && !Unusable(layer) &&
-		visibleRunes(r.Text) < 2*visibleRunes(layer)+20 {
-		return nil, "" // the text layer was right after all
+	if len(imgs) == 0 {
+		return nil, notes
 	}
-	if strings.TrimSpace(r.Text) == "" {
-		return &ocrPage{text: ""}, fmt.Sprintf("page %d: OCR found no text", n)
+	rs, errs := e.opt.OCR.RecognizeBatch(ctx, imgs)
+	out := map[int]ocrPage{}
+	for k, i := range read {
+		n, r, layer := i+1, rs[k], texts[i]
+		if err := errs[k]; err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			notes = append(notes, fmt.Sprintf("page %d: %s — %v", n, noteNotOCRd, err))
+			continue
+		}
+		if mode == OCRAuto && strings.TrimSpace(layer) != "" && !Unusable(layer) &&
+			visibleRunes(r.Text) < 2*visibleRunes(layer)+20 {
+			continue // the text layer was right after all
+		}
+		if strings.TrimSpace(r.Text) == "" {
+			out[i] = ocrPage{text: ""}
+			notes = append(notes, fmt.Sprintf("page %d: OCR found no text", n))
+			continue
+		}
+		out[i] = ocrPage{text: ocrMarkdown(r)}
+		notes = append(notes, ocrNote(n, r))
 	}
-	return &ocrPage{text: ocrMarkdown(r)}, ocrNote(n, r)
+	return out, notes
 }
 
 // OCRTimeout is the per-page OCR limit: Options.OCRPageTimeout, or

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -396,5 +397,102 @@ func TestOCRMultiPageTIFF(t *testing.T) {
 		if e := cer(bodyOf(t, doc.Pages[i]), want); e > 0.10 {
 			t.Errorf("page %d: CER %.3f:\n%s", i+1, e, doc.Pages[i].Text)
 		}
+	}
+}
+
+// TestOCRTableFromBoxes: a table Tesseract read column by column (each
+// column a block) becomes the text layer's table rows, each value with
+// its column header, from the word boxes alone (no tesseract run).
+func TestOCRTableFromBoxes(t *testing.T) {
+	words := []ocr.Word{
+		{Text: "化粧品の成分", X0: 100, Y0: 20, X1: 400, Y1: 60, Block: 1, Par: 1, Line: 1},
+		{Text: "成分名", X0: 100, Y0: 100, X1: 250, Y1: 140, Block: 2, Par: 1, Line: 1},
+		{Text: "塩化ナトリウム", X0: 100, Y0: 160, X1: 380, Y1: 200, Block: 2, Par: 1, Line: 2},
+		{Text: "ホウ砂", X0: 100, Y0: 220, X1: 220, Y1: 260, Block: 2, Par: 1, Line: 3},
+		{Text: "|", X0: 450, Y0: 95, X1: 455, Y1: 265, Block: 3, Par: 1, Line: 1},
+		{Text: "配合量", X0: 600, Y0: 100, X1: 750, Y1: 140, Block: 4, Par: 1, Line: 1},
+		// 「一」 alone is a few pixels tall: the table finder measures the
+		// line's height, not the word's
+		{Text: "一", X0: 600, Y0: 178, X1: 630, Y1: 182, Block: 4, Par: 1, Line: 2},
+		{Text: "0.76g", X0: 600, Y0: 222, X1: 700, Y1: 262, Block: 4, Par: 1, Line: 3},
+		{Text: "5.0", X0: 640, Y0: 162, X1: 700, Y1: 198, Block: 4, Par: 1, Line: 2},
+	}
+	r := ocr.Result{Words: words, Text: ocr.ReadingOrder(words), Confidence: 91}
+	got := ocrMarkdown(r)
+	want := "<!-- shirube: OCR (tesseract, horizontal), mean confidence 91% -->\n\n" +
+		"化粧品の成分\n| 成分名 | 配合量 |\n| 塩化ナトリウム | 配合量: 一 5.0 |\n| ホウ砂 | 配合量: 0.76g |"
+	if got != want {
+		t.Errorf("ocrMarkdown =\n%s\nwant\n%s", got, want)
+	}
+	// A vertical page keeps its lines: the table finder reads rows.
+	r.Vertical = true
+	if got := ocrMarkdown(r); strings.Contains(got, "| ") {
+		t.Errorf("vertical page rebuilt as a table:\n%s", got)
+	}
+}
+
+func TestOCRBatches(t *testing.T) {
+	seq := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	tests := []struct {
+		pages, workers int
+		want           []int // batch sizes
+	}{
+		{0, 2, nil},
+		{1, 2, []int{1}},
+		{5, 2, []int{2, 3}},
+		{8, 1, []int{8}},
+		{9, 1, []int{4, 5}},
+		{84, 2, []int{7, 8, 7, 8, 8, 7, 8, 8, 7, 8, 8}},
+		{3, 4, []int{1, 1, 1}},
+	}
+	for _, tt := range tests {
+		got := ocrBatches(seq(tt.pages), tt.workers)
+		var sizes []int
+		next := 0
+		for _, b := range got {
+			sizes = append(sizes, len(b))
+			for _, p := range b {
+				if p != next {
+					t.Errorf("%d pages, %d workers: batches %v skip or repeat a page", tt.pages, tt.workers, got)
+				}
+				next++
+			}
+		}
+		if next != tt.pages || !slices.Equal(sizes, tt.want) {
+			t.Errorf("%d pages, %d workers: batch sizes %v, want %v", tt.pages, tt.workers, sizes, tt.want)
+		}
+	}
+}
+
+// TestOCRNotUnderFileTimeout: OCR of a scanned PDF is bounded per page
+// (OCRPageTimeout), not by the per-file limit meant for reading a text
+// layer: a page read slower than the file limit still gets its text (a
+// hundred-page scan takes minutes; the file limit silently emptied most of
+// its pages).
+func TestOCRNotUnderFileTimeout(t *testing.T) {
+	needPDFToText(t)
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		t.Skip("no pdftoppm")
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "tesseract")
+	script := "#!/bin/sh\nif [ \"$1\" = --list-langs ]; then printf 'List of languages\\njpn\\njpn_vert\\n'; exit 0; fi\n" +
+		"cat >/dev/null\nsleep 3\nprintf '5\\t1\\t1\\t1\\t1\\t1\\t0\\t0\\t40\\t10\\t95\\t読めた頁\\n'\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := NewExtractor(Options{OCR: ocr.New(ocr.Options{Command: fake, Timeout: time.Minute}), OCRWorkers: 1, FileTimeout: 2 * time.Second})
+	doc, err := x.Extract(context.Background(), fileFor(t, "testdata/ocr/scanned.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Pages) != 1 || !strings.Contains(doc.Pages[0].Text, "読めた頁") {
+		t.Errorf("pages %+v, notes %q", doc.Pages, doc.Notes)
 	}
 }

@@ -23,8 +23,9 @@ var (
 )
 
 // extractPDF returns one Page per physical page of the PDF at path (whose
-// bytes are data) plus notes about blank and textless pages.
-func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([]Page, []string, error) {
+// bytes are data) plus notes about blank and textless pages. Pages are
+// OCR'd under ocrCtx (each under its own time limit), the rest under ctx.
+func (e *Extractor) extractPDF(ctx, ocrCtx context.Context, path string, data []byte) ([]Page, []string, error) {
 	e.pdfOnce.Do(func() {
 		name := e.opt.PDFToText
 		if name == "" {
@@ -74,7 +75,7 @@ func (e *Extractor) extractPDF(ctx context.Context, path string, data []byte) ([
 	if len(texts) == 0 {
 		return nil, nil, fmt.Errorf("%w — the file may be damaged; re-export it", ErrPDFNoPages)
 	}
-	ocrd, notes := e.ocrPDF(ctx, path, texts)
+	ocrd, notes := e.ocrPDF(ocrCtx, path, texts)
 	pages := make([]Page, len(texts))
 	for i, t := range texts {
 		t = strings.TrimRight(normalizeNewlines(strings.ToValidUTF8(t, "\uFFFD")), " \t\n")

@@ -1,12 +1,13 @@
 // Package ocr reads the text of page images with Tesseract 5.
 //
-// An Engine runs the tesseract command once per page image, with the
-// Japanese models for horizontal (jpn) and vertical (jpn_vert) writing,
-// and turns its TSV output — one row per recognised word with its box,
-// line and paragraph — into plain text: the words of a line joined, lines
-// one per line, paragraphs separated by a blank line. The caller (the
-// document package) passes that text through the same page layout steps
-// as a PDF's text layer.
+// An Engine runs the tesseract command on page images — one run per image,
+// or one run for a batch of PDF pages (RecognizeBatch) — with the Japanese
+// models for horizontal (jpn) and vertical (jpn_vert) writing, and keeps
+// its TSV output: every recognised word with its box, line and paragraph
+// (Result.Words). The text (Result.Text) is rebuilt from the boxes in
+// reading order (ReadingOrder, layout.go). The caller (the document
+// package) passes that text through the same page layout steps as a PDF's
+// text layer, and its tables through the same table finder.
 //
 // Writing direction is chosen per page: the page is read as horizontal
 // text first; when the mean confidence stays under VerticalRetry, it is
@@ -82,7 +83,8 @@ type Options struct {
 
 // Result is the text of one page image.
 type Result struct {
-	Text       string  `json:"text"`       // lines; paragraphs separated by a blank line
+	Text       string  `json:"-"`          // from Words: in reading order, lines; paragraphs separated by a blank line
+	Words      []Word  `json:"words"`      // every word with its box, in Tesseract's order
 	Confidence float64 `json:"confidence"` // mean word confidence, 0–100, weighted by characters
 	Vertical   bool    `json:"vertical"`   // read with the vertical model
 	Cached     bool    `json:"-"`          // came from the cache: Tesseract did not run
@@ -143,8 +145,8 @@ func (e *Engine) Check(ctx context.Context) error {
 	return e.err
 }
 
-// Runs is the number of times the engine has started tesseract to read a
-// page (a page read in both directions counts twice). Tests use it to see
+// Runs is the number of times the engine has started tesseract to read
+// (a page read in both directions counts twice, a batch once). Tests use it to see
 // that the cache works.
 func (e *Engine) Runs() int64 { return e.runs.Load() }
 
@@ -187,6 +189,12 @@ func (e *Engine) read(ctx context.Context, img []byte, page int) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
+	return e.orVertical(ctx, img, page, h)
+}
+
+// orVertical returns h, a horizontal reading of img, when it reads well,
+// and otherwise the better of h and a vertical reading.
+func (e *Engine) orVertical(ctx context.Context, img []byte, page int, h Result) (Result, error) {
 	if h.Confidence >= VerticalRetry && h.Text != "" {
 		return h, nil
 	}
@@ -195,6 +203,7 @@ func (e *Engine) read(ctx context.Context, img []byte, page int) (Result, error)
 		return Result{}, err
 	}
 	v.Vertical = true
+	v.setText()
 	if v.Confidence > h.Confidence {
 		return v, nil
 	}
@@ -209,6 +218,16 @@ func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Re
 		"-c", "tessedit_page_number="+strconv.Itoa(page), "tsv")
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT="+strconv.Itoa(e.opt.Threads))
 	cmd.Stdin = bytes.NewReader(img)
+	out, err := e.exec(ctx, cmd)
+	if err != nil {
+		return Result{}, err
+	}
+	return ParseTSV(out)
+}
+
+// exec runs cmd, a tesseract, counting its CPU time, and returns its
+// standard output.
+func (e *Engine) exec(ctx context.Context, cmd *exec.Cmd) (*bytes.Buffer, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -218,83 +237,140 @@ func (e *Engine) run(ctx context.Context, img []byte, page int, lang string) (Re
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return nil, ctx.Err()
 		}
 		msg := firstLine(stderr.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return Result{}, fmt.Errorf("tesseract failed: %s", msg)
+		return nil, fmt.Errorf("tesseract failed: %s", msg)
 	}
-	return ParseTSV(&stdout)
+	return &stdout, nil
 }
 
-// word is one row of level 5 (a word) of Tesseract's TSV.
-type word struct {
-	block, par, line int
-	conf             float64
-	text             string
-}
-
-// ParseTSV turns Tesseract's TSV output into a Result: the words of each
-// line joined (a space only between two Latin letters or digits, as
-// Japanese is written without spaces), one line per line, a blank line
-// between paragraphs, and the mean word confidence weighted by the words'
-// lengths in characters. Rows that do not parse are skipped.
+// ParseTSV turns Tesseract's TSV output into a Result: its words with
+// their boxes, the text in reading order (ReadingOrder) and the mean word
+// confidence weighted by the words' lengths in characters. Rows that do
+// not parse are skipped.
 func ParseTSV(r interface{ Read([]byte) (int, error) }) (Result, error) {
+	pages, err := parseTSVPages(r, false)
+	if err != nil {
+		return Result{}, err
+	}
+	return pages[0], nil
+}
+
+// parseTSVPages reads Tesseract's TSV as one Result per page_num (1, 2,
+// …; a page without words is an empty Result) when byPage is set, else as
+// one Result.
+func parseTSVPages(r interface{ Read([]byte) (int, error) }, byPage bool) ([]Result, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var words []word
+	var pages [][]Word
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) < 12 || f[0] != "5" {
+		if len(f) < 12 || f[0] == "level" {
+			continue
+		}
+		pg := 0
+		if byPage {
+			n, err := strconv.Atoi(f[1])
+			if err != nil || n < 1 || n > 1<<16 {
+				continue
+			}
+			pg = n - 1
+		}
+		for len(pages) <= pg {
+			pages = append(pages, nil)
+		}
+		if f[0] != "5" {
 			continue
 		}
 		text := strings.TrimSpace(f[11])
 		if text == "" {
 			continue
 		}
-		var w word
-		var err1, err2, err3, err4 error
-		w.block, err1 = strconv.Atoi(f[2])
-		w.par, err2 = strconv.Atoi(f[3])
-		w.line, err3 = strconv.Atoi(f[4])
-		w.conf, err4 = strconv.ParseFloat(f[10], 64)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+		var n [8]int
+		ok := true
+		for i, k := range []int{2, 3, 4, 6, 7, 8, 9} {
+			v, err := strconv.Atoi(f[k])
+			ok = ok && err == nil
+			n[i] = v
+		}
+		conf, err := strconv.ParseFloat(f[10], 64)
+		if !ok || err != nil || n[5] < 0 || n[6] < 0 {
 			continue
 		}
-		w.text = strings.ToValidUTF8(text, "")
-		words = append(words, w)
+		pages[pg] = append(pages[pg], Word{Text: strings.ToValidUTF8(text, ""), Block: n[0], Par: n[1], Line: n[2],
+			X0: n[3], Y0: n[4], X1: n[3] + n[5], Y1: n[4] + n[6], Conf: conf})
 	}
 	if err := sc.Err(); err != nil {
-		return Result{}, fmt.Errorf("reading tesseract output: %w", err)
+		return nil, fmt.Errorf("reading tesseract output: %w", err)
 	}
+	if len(pages) == 0 {
+		pages = append(pages, nil)
+	}
+	out := make([]Result, len(pages))
+	for i, ws := range pages {
+		out[i] = resultOf(ws)
+	}
+	return out, nil
+}
+
+// resultOf is the Result of one page's words.
+func resultOf(words []Word) Result {
+	var confSum, c float64
+	for _, w := range words {
+		if w.Conf >= 0 {
+			k := float64(utf8.RuneCountInString(w.Text))
+			confSum += w.Conf * k
+			c += k
+		}
+	}
+	res := Result{Words: words}
+	res.setText()
+	if c > 0 {
+		res.Confidence = confSum / c
+	}
+	return res
+}
+
+// setText sets r.Text from r.Words: a horizontal page in ReadingOrder, a
+// vertical one in Tesseract's order (columns right to left, each top to
+// bottom), its lines cleaned as ReadingOrder's are (cleanLine).
+func (r *Result) setText() {
+	if r.Vertical {
+		ls := strings.Split(TesseractOrder(r.Words), "\n")
+		for i, l := range ls {
+			ls[i] = cleanLine(l)
+		}
+		r.Text = strings.Join(ls, "\n")
+	} else {
+		r.Text = ReadingOrder(r.Words)
+	}
+}
+
+// TesseractOrder is the text of words in Tesseract's own order: the words
+// of a line joined, one line per line, a blank line between paragraphs
+// — the text the first OCR benchmark measured.
+// (A vertical page keeps it: ReadingOrder is for horizontal lines.)
+func TesseractOrder(words []Word) string {
 	var b strings.Builder
-	var confSum, n float64
 	for i, w := range words {
 		if i > 0 {
 			p := words[i-1]
 			switch {
-			case p.block != w.block || p.par != w.par:
+			case p.Block != w.Block || p.Par != w.Par:
 				b.WriteString("\n\n")
-			case p.line != w.line:
+			case p.Line != w.Line:
 				b.WriteString("\n")
-			case spaced(p.text, w.text):
+			case spaced(p.Text, w.Text):
 				b.WriteString(" ")
 			}
 		}
-		b.WriteString(w.text)
-		if w.conf >= 0 {
-			c := float64(utf8.RuneCountInString(w.text))
-			confSum += w.conf * c
-			n += c
-		}
+		b.WriteString(w.Text)
 	}
-	r2 := Result{Text: b.String()}
-	if n > 0 {
-		r2.Confidence = confSum / n
-	}
-	return r2, nil
+	return b.String()
 }
 
 // spaced reports whether a space belongs between two words of a line:
@@ -309,7 +385,7 @@ func spaced(prev, next string) bool {
 // cacheVersion changes whenever what a cached result means changes (the
 // reading rule, the languages, the text layout), so old entries are not
 // used.
-const cacheVersion = "1"
+const cacheVersion = "2"
 
 // cacheKey names img's cached result: the image bytes and the reading
 // settings hashed together.
@@ -337,6 +413,7 @@ func (e *Engine) cached(key string) (Result, bool) {
 	if json.Unmarshal(data, &r) != nil {
 		return Result{}, false
 	}
+	r.setText()
 	return r, true
 }
 
