@@ -42,6 +42,12 @@ type TrainOptions struct {
 	// the way `ask` re-ranks its plain search, so that the reader learns
 	// from evidence in the order it will be given.
 	Reranker retrieve.Reranker
+	// Shapes is the share of the training passages rendered in a
+	// document shape (a list, a table, label lines, FAQ pairs: see Shape)
+	// instead of as Wikipedia's prose; 0 keeps them all prose. The
+	// validation articles stay prose for the reported accuracy, and are
+	// measured shaped as well.
+	Shapes float64
 }
 
 // logf logs a line of progress when the options have a Log.
@@ -81,6 +87,11 @@ type Report struct {
 	NegativeKinds      string             `json:"negative_kinds"`
 	Seconds            float64            `json:"seconds"`
 	AnswerableByNegAUC map[string]float64 `json:"answerable_auc_by_negative"`
+	// With Shapes > 0: the share, and the answer-sentence accuracy on the
+	// validation articles' evidence rendered in shapes at that share.
+	Shapes             float64 `json:"shapes,omitempty"`
+	ShapedAccuracy     float64 `json:"shaped_sentence_accuracy,omitempty"`
+	ShapedRuleAccuracy float64 `json:"shaped_rule_sentence_accuracy,omitempty"`
 }
 
 // sample is one question of the training data with its evidence sets.
@@ -93,6 +104,10 @@ type sample struct {
 	ansSent  string            // the sentence holding the answer
 	neg      []retrieve.Result // evidence that does not hold the answer
 	negKind  string
+	// shaped is a validation question's evidence rendered in shapes, with
+	// the line that holds its answer sentence.
+	shaped     []retrieve.Result
+	shapedSent string
 }
 
 // Train learns the reader from a SQuAD-layout file: the paragraphs become
@@ -122,6 +137,10 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	}
 	samples := make([]*sample, len(qs))
 	kinds := []string{"answer sentence removed", "own paragraph left out", "own article left out"}
+	var sp *shaper
+	if opt.Shapes > 0 {
+		sp = newShaper(ds, tc, opt.Shapes)
+	}
 	err = parallel(ctx, len(qs), workers, func(i int) error {
 		q := qs[i]
 		ctxText := ds.Data[q.art].Paragraphs[q.para].Context
@@ -172,6 +191,21 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if err != nil {
 			return nil
 		}
+		if sp != nil {
+			shaped, gold := sp.evidence(q, res, smp.own, sent, without, false)
+			if smp.val {
+				smp.shaped, smp.shapedSent = shaped, gold
+			} else {
+				// Every passage of the evidence and of its near miss is
+				// shaped alike: structure never tells which answers.
+				smp.pos, smp.ansSent = shaped, gold
+				if kind == 0 {
+					smp.neg, _ = sp.evidence(q, res, smp.own, sent, without, true)
+				} else {
+					smp.neg, _ = sp.evidence(q, smp.neg, -1, "", "", false)
+				}
+			}
+		}
 		samples[i] = smp
 		return nil
 	})
@@ -190,6 +224,8 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	negR := make([]*readout, len(samples))
 	groups := make([]*Group, len(samples))
 	ruleHit := make([]bool, len(samples))
+	shapedG := make([]*Group, len(samples))
+	shapedHit := make([]bool, len(samples))
 	err = parallel(ctx, len(samples), workers, func(i int) error {
 		smp := samples[i]
 		if smp == nil {
@@ -200,30 +236,10 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if len(smp.neg) > 0 {
 			negR[i] = newReadout(rules.Read(smp.question, smp.neg), smp.neg)
 		}
-		g := &Group{Pos: -1}
-		bestRel, bestK := -1.0, -1
-		for k, c := range rd.Candidates {
-			g.X = append(g.X, c.Features)
-			if g.Pos < 0 && c.Passage == smp.own && strings.Contains(c.Text, smp.answer) && strings.Contains(smp.ansSent, c.Text) {
-				g.Pos = k
-			}
-			if c.Relevance > bestRel {
-				bestRel, bestK = c.Relevance, k
-			}
+		groups[i], ruleHit[i] = labelGroup(rd, smp.own, smp.answer, smp.ansSent)
+		if smp.shaped != nil {
+			shapedG[i], shapedHit[i] = labelGroup(rules.Read(smp.question, smp.shaped), smp.own, smp.answer, smp.shapedSent)
 		}
-		if g.Pos < 0 {
-			for k, c := range rd.Candidates {
-				if c.Passage == smp.own && strings.Contains(c.Text, smp.answer) {
-					g.Pos = k
-					break
-				}
-			}
-		}
-		if g.Pos < 0 || len(g.X) < 2 {
-			return nil
-		}
-		groups[i] = g
-		ruleHit[i] = bestK == g.Pos
 		return nil
 	})
 	if err != nil {
@@ -255,6 +271,23 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		SentenceAccuracy: Accuracy(&m.Sentence, valG), RuleAccuracy: float64(ruleVal) / float64(nVal),
 		NegativeKinds: strings.Join(kinds, "; ")}
 	logf("sentence model: validation accuracy %.3f (rules %.3f) on %d questions", rep.SentenceAccuracy, rep.RuleAccuracy, len(valG))
+	if sp != nil {
+		var sg []Group
+		var hits int
+		for i, g := range shapedG {
+			if g != nil && groups[i] != nil {
+				sg = append(sg, *g)
+				if shapedHit[i] {
+					hits++
+				}
+			}
+		}
+		rep.Shapes = opt.Shapes
+		if len(sg) > 0 {
+			rep.ShapedAccuracy, rep.ShapedRuleAccuracy = Accuracy(&m.Sentence, sg), float64(hits)/float64(len(sg))
+		}
+		logf("shaped validation evidence (share %.2f): accuracy %.3f (rules %.3f) on %d questions", opt.Shapes, rep.ShapedAccuracy, rep.ShapedRuleAccuracy, len(sg))
+	}
 
 	// Answerability rescores every evidence set's reading with the
 	// sentence model.
@@ -345,6 +378,7 @@ type trainCorpus struct {
 	chunks []chunk.Chunk
 	qs     []trainRef
 	artOf  []int // article of each chunk
+	paraOf []int // paragraph (in its article) of each chunk
 	ix     *index.Index
 }
 
@@ -361,6 +395,7 @@ func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) 
 				Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context, Index: 0,
 			})
 			tc.artOf = append(tc.artOf, ai)
+			tc.paraOf = append(tc.paraOf, pi)
 			for _, qa := range p.QAs {
 				if len(qa.Answers) > 0 && strings.TrimSpace(qa.Answers[0].Text) != "" {
 					tc.qs = append(tc.qs, trainRef{ai, pi, ci, qa})
@@ -457,4 +492,36 @@ func splitAnswerSentence(context string, a AnswerSpan) (sent, without string, ok
 		from = end
 	}
 	return "", "", false
+}
+
+// labelGroup makes one question's candidates a group for the sentence
+// model: the label is the candidate of its own passage (own) that holds
+// the answer and lies in the answer's sentence or line (ansSent), else the
+// first of that passage holding the answer. It also reports whether the
+// rules' best relevance picks the label. A reading without the answer, or
+// with a single candidate, gives no group.
+func labelGroup(rd *answer.Reading, own int, ans, ansSent string) (*Group, bool) {
+	g := &Group{Pos: -1}
+	bestRel, bestK := -1.0, -1
+	for k, c := range rd.Candidates {
+		g.X = append(g.X, c.Features)
+		if g.Pos < 0 && c.Passage == own && strings.Contains(c.Text, ans) && strings.Contains(ansSent, c.Text) {
+			g.Pos = k
+		}
+		if c.Relevance > bestRel {
+			bestRel, bestK = c.Relevance, k
+		}
+	}
+	if g.Pos < 0 {
+		for k, c := range rd.Candidates {
+			if c.Passage == own && strings.Contains(c.Text, ans) {
+				g.Pos = k
+				break
+			}
+		}
+	}
+	if g.Pos < 0 || len(g.X) < 2 {
+		return nil, false
+	}
+	return g, bestK == g.Pos
 }
