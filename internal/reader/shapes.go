@@ -24,7 +24,7 @@ const (
 	ShapeProse    Shape = iota // the paragraph as written
 	ShapeBullets               // 「- 」 items under a caption line
 	ShapeNumbered              // 「1. 」 steps under a caption line
-	ShapeTable                 // a 「| 項目 | 内容 |」 table, one row a sentence
+	ShapeTable                 // a 「| 項目 | 内容 |」 table, one row a sentence (Markdown's, or as shirube prints a PDF's)
 	ShapeLabels                // 「**見出し：** 本文」 label lines
 	ShapeFAQ                   // 「Q. 」「A. 」 pairs
 	shapeCount
@@ -152,8 +152,17 @@ func Render(s Shape, in ShapeInput, r *rand.Rand) Shaped {
 		b.WriteString(fmt.Sprintf(captions[r.IntN(len(captions))], in.Title) + "\n\n")
 	}
 	var out Shaped
+	// A table is Markdown's (its header row above a |---| rule, which the
+	// reader skips) or as shirube prints a PDF's (document.pdfTable's
+	// rowLines): the header row is a line of its own, and every value after
+	// the key column carries its column's name (「| 蔵書数 | 内容: …|」).
+	pdfTable := false
 	if s == ShapeTable {
-		b.WriteString("| 項目 | 内容 |\n|---|---|\n")
+		if pdfTable = r.IntN(2) == 1; pdfTable {
+			b.WriteString("| 項目 | 内容 |\n")
+		} else {
+			b.WriteString("| 項目 | 内容 |\n|---|---|\n")
+		}
 	}
 	n := 0
 	for _, l := range lines {
@@ -167,6 +176,9 @@ func Render(s Shape, in ShapeInput, r *rand.Rand) Shaped {
 			label, rest := labelOf(l.text)
 			if label == "" {
 				label = fmt.Sprintf("（%d）", n+1)
+			}
+			if pdfTable {
+				rest = "内容: " + rest
 			}
 			text = "| " + cell(label) + " | " + cell(rest) + " |"
 		case ShapeLabels:
