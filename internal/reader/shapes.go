@@ -261,10 +261,11 @@ type shaper struct {
 	ds     *SQuAD
 	share  float64
 	paraOf map[string][2]int // chunk ID → article, paragraph
+	main   int               // articles from this one on have their own shape (laws) and stay as written
 }
 
 func newShaper(ds *SQuAD, tc *trainCorpus, share float64) *shaper {
-	sp := &shaper{ds: ds, share: share, paraOf: map[string][2]int{}}
+	sp := &shaper{ds: ds, share: share, paraOf: map[string][2]int{}, main: tc.main}
 	for ci, c := range tc.chunks {
 		sp.paraOf[c.ID] = [2]int{tc.artOf[ci], tc.paraOf[ci]}
 	}
@@ -283,7 +284,7 @@ func (sp *shaper) evidence(q trainRef, res []retrieve.Result, own int, ansSent, 
 	goldLine := ansSent
 	for k, r := range res {
 		ap, ok := sp.paraOf[r.ChunkID]
-		if !ok {
+		if !ok || ap[0] >= sp.main {
 			continue
 		}
 		art := sp.ds.Data[ap[0]]

@@ -217,7 +217,7 @@ func TestShaperEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc, err := newCorpus(ctx, ds, 0)
+	tc, err := newCorpus(ctx, ds, 0, len(ds.Data))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,10 @@ type TrainOptions struct {
 	// validation articles stay prose for the reported accuracy, and are
 	// measured shaped as well.
 	Shapes float64
+	// Laws, when set, adds questions on the definitions of the laws of
+	// law-corpus-ja (LawQuestions; the development sets' laws are never
+	// read). They are all used whatever Limit says, and measured apart.
+	Laws *LawOptions
 }
 
 // logf logs a line of progress when the options have a Log.
@@ -67,7 +71,15 @@ func (opt *TrainOptions) corpus(ctx context.Context) (*SQuAD, *trainCorpus, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	tc, err := newCorpus(ctx, ds, opt.Limit)
+	main := len(ds.Data)
+	if opt.Laws != nil {
+		lq, err := LawQuestions(*opt.Laws)
+		if err != nil {
+			return nil, nil, err
+		}
+		ds.Data = append(ds.Data, lq.Data...)
+	}
+	tc, err := newCorpus(ctx, ds, opt.Limit, main)
 	return ds, tc, err
 }
 
@@ -92,6 +104,12 @@ type Report struct {
 	Shapes             float64 `json:"shapes,omitempty"`
 	ShapedAccuracy     float64 `json:"shaped_sentence_accuracy,omitempty"`
 	ShapedRuleAccuracy float64 `json:"shaped_rule_sentence_accuracy,omitempty"`
+	// With Laws: the law questions trained on and the answer-sentence
+	// accuracy on the validation laws' (the figures above are JaQuAD's).
+	LawTrainQuestions int     `json:"law_train_questions,omitempty"`
+	LawValQuestions   int     `json:"law_validation_questions,omitempty"`
+	LawAccuracy       float64 `json:"law_sentence_accuracy,omitempty"`
+	LawRuleAccuracy   float64 `json:"law_rule_sentence_accuracy,omitempty"`
 }
 
 // sample is one question of the training data with its evidence sets.
@@ -99,6 +117,7 @@ type sample struct {
 	question string
 	answer   string
 	val      bool
+	law      bool // a law question (TrainOptions.Laws)
 	pos      []retrieve.Result // evidence holding the answer paragraph
 	own      int               // index of the answer paragraph in pos
 	ansSent  string            // the sentence holding the answer
@@ -148,7 +167,7 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if !ok {
 			return nil
 		}
-		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent}
+		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent, law: q.art >= tc.main}
 		res, _, _, err := s.SearchReranked(ctx, q.qa.Question, sopt, opt.Reranker)
 		if err != nil {
 			return nil // a question the analyser leaves empty
@@ -245,11 +264,21 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var trainG, valG []Group
-	var ruleVal, nVal int
+	var trainG, valG, lawValG []Group
+	var ruleVal, nVal, lawRule, lawTrain int
 	for i, g := range groups {
 		if g == nil {
 			continue
+		}
+		switch {
+		case samples[i].law && samples[i].val:
+			lawValG = append(lawValG, *g)
+			if ruleHit[i] {
+				lawRule++
+			}
+			continue
+		case samples[i].law:
+			lawTrain++
 		}
 		if samples[i].val {
 			valG = append(valG, *g)
@@ -266,11 +295,21 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	}
 	fit := FitOptions{Epochs: opt.Epochs}
 	m := &Model{Version: ModelVersion, Provenance: Provenance}
+	if opt.Laws != nil {
+		m.Provenance += " " + LawProvenance
+	}
 	m.Sentence = FitSentence(answer.SentenceFeatureNames(), trainG, slices.Index(answer.SentenceFeatureNames(), answer.PriorFeature), fit)
 	rep := &Report{Articles: len(ds.Data), TrainQuestions: len(trainG), ValQuestions: len(valG),
 		SentenceAccuracy: Accuracy(&m.Sentence, valG), RuleAccuracy: float64(ruleVal) / float64(nVal),
 		NegativeKinds: strings.Join(kinds, "; ")}
 	logf("sentence model: validation accuracy %.3f (rules %.3f) on %d questions", rep.SentenceAccuracy, rep.RuleAccuracy, len(valG))
+	if opt.Laws != nil {
+		rep.LawTrainQuestions, rep.LawValQuestions = lawTrain, len(lawValG)
+		if len(lawValG) > 0 {
+			rep.LawAccuracy, rep.LawRuleAccuracy = Accuracy(&m.Sentence, lawValG), float64(lawRule)/float64(len(lawValG))
+		}
+		logf("law questions: %d trained on; validation laws' accuracy %.3f (rules %.3f) on %d questions", lawTrain, rep.LawAccuracy, rep.LawRuleAccuracy, len(lawValG))
+	}
 	if sp != nil {
 		var sg []Group
 		var hits int
@@ -377,15 +416,17 @@ type trainRef struct {
 type trainCorpus struct {
 	chunks []chunk.Chunk
 	qs     []trainRef
+	main   int   // articles before this one are the main data (Limit thins their questions)
 	artOf  []int // article of each chunk
 	paraOf []int // paragraph (in its article) of each chunk
 	ix     *index.Index
 }
 
 // newCorpus indexes the paragraphs of ds and lists its answered questions
-// (at most limit, evenly spread, when limit > 0).
-func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) {
-	tc := &trainCorpus{}
+// (at most limit of the first main articles', evenly spread, when limit >
+// 0; every question of the articles after them).
+func newCorpus(ctx context.Context, ds *SQuAD, limit, main int) (*trainCorpus, error) {
+	tc := &trainCorpus{main: main}
 	for ai, a := range ds.Data {
 		for pi, p := range a.Paragraphs {
 			file := fmt.Sprintf("jaquad/a%04d/p%03d.md", ai, pi)
@@ -403,13 +444,17 @@ func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) 
 			}
 		}
 	}
-	if limit > 0 && limit < len(tc.qs) {
-		step := float64(len(tc.qs)) / float64(limit)
+	extra := slices.IndexFunc(tc.qs, func(q trainRef) bool { return q.art >= main })
+	if extra < 0 {
+		extra = len(tc.qs)
+	}
+	if limit > 0 && limit < extra {
+		step := float64(extra) / float64(limit)
 		var kept []trainRef
 		for i := range limit {
 			kept = append(kept, tc.qs[int(float64(i)*step)])
 		}
-		tc.qs = kept
+		tc.qs = append(kept, tc.qs[extra:]...)
 	}
 	ix, err := index.FromChunks(ctx, tc.chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
 	if err != nil {
