@@ -117,7 +117,7 @@ type sample struct {
 	question string
 	answer   string
 	val      bool
-	law      bool // a law question (TrainOptions.Laws)
+	law      bool              // a law question (TrainOptions.Laws)
 	pos      []retrieve.Result // evidence holding the answer paragraph
 	own      int               // index of the answer paragraph in pos
 	ansSent  string            // the sentence holding the answer
