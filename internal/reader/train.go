@@ -314,7 +314,7 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		var sg []Group
 		var hits int
 		for i, g := range shapedG {
-			if g != nil && groups[i] != nil {
+			if g != nil && groups[i] != nil && !samples[i].law {
 				sg = append(sg, *g)
 				if shapedHit[i] {
 					hits++
