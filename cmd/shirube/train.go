@@ -14,6 +14,9 @@ const defaultTrainingData = "../shared/datasets/jaquad-train/train.json.xz"
 func newTrainCmd(g *globals) *cobra.Command {
 	var data, out, rerankOut, only string
 	var limit, epochs int
+	var shapes float64
+	var laws string
+	var lawCount int
 	cmd := &cobra.Command{
 		Use:   "train",
 		Short: "Learn the reader (answer sentence and answerability models) and the passage re-ranker from JaQuAD",
@@ -35,9 +38,16 @@ paragraph first. --only reader or --only rerank trains one of the two.`,
 			if only != "" && only != "reader" && only != "rerank" {
 				return fmt.Errorf("--only %q: use reader or rerank (or leave it out for both)", only)
 			}
+			if shapes < 0 || shapes > 1 {
+				return fmt.Errorf("--shapes %g: give the share of passages to shape, from 0 to 1", shapes)
+			}
 			opt := reader.TrainOptions{
-				Data: data, Limit: limit, Epochs: epochs,
+				Data: data, Limit: limit, Epochs: epochs, Shapes: shapes,
 				Log: func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), s) },
+			}
+			if laws != "" {
+				// The development set's laws (qa-ja-docs) are never read.
+				opt.Laws = &reader.LawOptions{Dir: laws, Laws: lawCount, Exclude: reader.ExcludeDevLaws}
 			}
 			if only != "reader" {
 				r, err := reader.TrainRerank(cmd.Context(), opt)
@@ -80,6 +90,9 @@ paragraph first. --only reader or --only rerank trains one of the two.`,
 	cmd.Flags().StringVar(&only, "only", "", "train only the reader or only the re-ranker (reader|rerank)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "use at most this many questions (0 = all)")
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "optimiser steps (0 = default)")
+	cmd.Flags().StringVar(&laws, "laws", "", "also learn from questions on the definitions of the laws in this unpacked law-corpus-ja folder (index.tsv, text/); qa-ja-docs's laws are left out")
+	cmd.Flags().IntVar(&lawCount, "law-count", 0, "laws with definitions to read from --laws (0 = 600)")
+	cmd.Flags().Float64Var(&shapes, "shapes", 0, "share of the reader's training passages rendered as documents render them (lists, tables, label lines, FAQ pairs) instead of prose, 0–1")
 	_ = g
 	return cmd
 }

@@ -42,6 +42,16 @@ type TrainOptions struct {
 	// the way `ask` re-ranks its plain search, so that the reader learns
 	// from evidence in the order it will be given.
 	Reranker retrieve.Reranker
+	// Shapes is the share of the training passages rendered in a
+	// document shape (a list, a table, label lines, FAQ pairs: see Shape)
+	// instead of as Wikipedia's prose; 0 keeps them all prose. The
+	// validation articles stay prose for the reported accuracy, and are
+	// measured shaped as well.
+	Shapes float64
+	// Laws, when set, adds questions on the definitions of the laws of
+	// law-corpus-ja (LawQuestions; the development sets' laws are never
+	// read). They are all used whatever Limit says, and measured apart.
+	Laws *LawOptions
 }
 
 // logf logs a line of progress when the options have a Log.
@@ -61,7 +71,15 @@ func (opt *TrainOptions) corpus(ctx context.Context) (*SQuAD, *trainCorpus, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	tc, err := newCorpus(ctx, ds, opt.Limit)
+	main := len(ds.Data)
+	if opt.Laws != nil {
+		lq, err := LawQuestions(*opt.Laws)
+		if err != nil {
+			return nil, nil, err
+		}
+		ds.Data = append(ds.Data, lq.Data...)
+	}
+	tc, err := newCorpus(ctx, ds, opt.Limit, main)
 	return ds, tc, err
 }
 
@@ -81,6 +99,17 @@ type Report struct {
 	NegativeKinds      string             `json:"negative_kinds"`
 	Seconds            float64            `json:"seconds"`
 	AnswerableByNegAUC map[string]float64 `json:"answerable_auc_by_negative"`
+	// With Shapes > 0: the share, and the answer-sentence accuracy on the
+	// validation articles' evidence rendered in shapes at that share.
+	Shapes             float64 `json:"shapes,omitempty"`
+	ShapedAccuracy     float64 `json:"shaped_sentence_accuracy,omitempty"`
+	ShapedRuleAccuracy float64 `json:"shaped_rule_sentence_accuracy,omitempty"`
+	// With Laws: the law questions trained on and the answer-sentence
+	// accuracy on the validation laws' (the figures above are JaQuAD's).
+	LawTrainQuestions int     `json:"law_train_questions,omitempty"`
+	LawValQuestions   int     `json:"law_validation_questions,omitempty"`
+	LawAccuracy       float64 `json:"law_sentence_accuracy,omitempty"`
+	LawRuleAccuracy   float64 `json:"law_rule_sentence_accuracy,omitempty"`
 }
 
 // sample is one question of the training data with its evidence sets.
@@ -88,11 +117,16 @@ type sample struct {
 	question string
 	answer   string
 	val      bool
+	law      bool              // a law question (TrainOptions.Laws)
 	pos      []retrieve.Result // evidence holding the answer paragraph
 	own      int               // index of the answer paragraph in pos
 	ansSent  string            // the sentence holding the answer
 	neg      []retrieve.Result // evidence that does not hold the answer
 	negKind  string
+	// shaped is a validation question's evidence rendered in shapes, with
+	// the line that holds its answer sentence.
+	shaped     []retrieve.Result
+	shapedSent string
 }
 
 // Train learns the reader from a SQuAD-layout file: the paragraphs become
@@ -122,6 +156,10 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	}
 	samples := make([]*sample, len(qs))
 	kinds := []string{"answer sentence removed", "own paragraph left out", "own article left out"}
+	var sp *shaper
+	if opt.Shapes > 0 {
+		sp = newShaper(ds, tc, opt.Shapes)
+	}
 	err = parallel(ctx, len(qs), workers, func(i int) error {
 		q := qs[i]
 		ctxText := ds.Data[q.art].Paragraphs[q.para].Context
@@ -129,7 +167,7 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if !ok {
 			return nil
 		}
-		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent}
+		smp := &sample{question: q.qa.Question, answer: q.qa.Answers[0].Text, val: opt.Validate(ds.Data[q.art].Title), ansSent: sent, law: q.art >= tc.main}
 		res, _, _, err := s.SearchReranked(ctx, q.qa.Question, sopt, opt.Reranker)
 		if err != nil {
 			return nil // a question the analyser leaves empty
@@ -172,6 +210,21 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if err != nil {
 			return nil
 		}
+		if sp != nil {
+			shaped, gold := sp.evidence(q, res, smp.own, sent, without, false)
+			if smp.val {
+				smp.shaped, smp.shapedSent = shaped, gold
+			} else {
+				// Every passage of the evidence and of its near miss is
+				// shaped alike: structure never tells which answers.
+				smp.pos, smp.ansSent = shaped, gold
+				if kind == 0 {
+					smp.neg, _ = sp.evidence(q, res, smp.own, sent, without, true)
+				} else {
+					smp.neg, _ = sp.evidence(q, smp.neg, -1, "", "", false)
+				}
+			}
+		}
 		samples[i] = smp
 		return nil
 	})
@@ -190,6 +243,8 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	negR := make([]*readout, len(samples))
 	groups := make([]*Group, len(samples))
 	ruleHit := make([]bool, len(samples))
+	shapedG := make([]*Group, len(samples))
+	shapedHit := make([]bool, len(samples))
 	err = parallel(ctx, len(samples), workers, func(i int) error {
 		smp := samples[i]
 		if smp == nil {
@@ -200,40 +255,30 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 		if len(smp.neg) > 0 {
 			negR[i] = newReadout(rules.Read(smp.question, smp.neg), smp.neg)
 		}
-		g := &Group{Pos: -1}
-		bestRel, bestK := -1.0, -1
-		for k, c := range rd.Candidates {
-			g.X = append(g.X, c.Features)
-			if g.Pos < 0 && c.Passage == smp.own && strings.Contains(c.Text, smp.answer) && strings.Contains(smp.ansSent, c.Text) {
-				g.Pos = k
-			}
-			if c.Relevance > bestRel {
-				bestRel, bestK = c.Relevance, k
-			}
+		groups[i], ruleHit[i] = labelGroup(rd, smp.own, smp.answer, smp.ansSent)
+		if smp.shaped != nil {
+			shapedG[i], shapedHit[i] = labelGroup(rules.Read(smp.question, smp.shaped), smp.own, smp.answer, smp.shapedSent)
 		}
-		if g.Pos < 0 {
-			for k, c := range rd.Candidates {
-				if c.Passage == smp.own && strings.Contains(c.Text, smp.answer) {
-					g.Pos = k
-					break
-				}
-			}
-		}
-		if g.Pos < 0 || len(g.X) < 2 {
-			return nil
-		}
-		groups[i] = g
-		ruleHit[i] = bestK == g.Pos
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	var trainG, valG []Group
-	var ruleVal, nVal int
+	var trainG, valG, lawValG []Group
+	var ruleVal, nVal, lawRule, lawTrain int
 	for i, g := range groups {
 		if g == nil {
 			continue
+		}
+		switch {
+		case samples[i].law && samples[i].val:
+			lawValG = append(lawValG, *g)
+			if ruleHit[i] {
+				lawRule++
+			}
+			continue
+		case samples[i].law:
+			lawTrain++
 		}
 		if samples[i].val {
 			valG = append(valG, *g)
@@ -250,18 +295,49 @@ func Train(ctx context.Context, opt TrainOptions) (*Model, error) {
 	}
 	fit := FitOptions{Epochs: opt.Epochs}
 	m := &Model{Version: ModelVersion, Provenance: Provenance}
+	if opt.Laws != nil {
+		m.Provenance += " " + LawProvenance
+	}
 	m.Sentence = FitSentence(answer.SentenceFeatureNames(), trainG, slices.Index(answer.SentenceFeatureNames(), answer.PriorFeature), fit)
 	rep := &Report{Articles: len(ds.Data), TrainQuestions: len(trainG), ValQuestions: len(valG),
 		SentenceAccuracy: Accuracy(&m.Sentence, valG), RuleAccuracy: float64(ruleVal) / float64(nVal),
 		NegativeKinds: strings.Join(kinds, "; ")}
 	logf("sentence model: validation accuracy %.3f (rules %.3f) on %d questions", rep.SentenceAccuracy, rep.RuleAccuracy, len(valG))
+	if opt.Laws != nil {
+		rep.LawTrainQuestions, rep.LawValQuestions = lawTrain, len(lawValG)
+		if len(lawValG) > 0 {
+			rep.LawAccuracy, rep.LawRuleAccuracy = Accuracy(&m.Sentence, lawValG), float64(lawRule)/float64(len(lawValG))
+		}
+		logf("law questions: %d trained on; validation laws' accuracy %.3f (rules %.3f) on %d questions", lawTrain, rep.LawAccuracy, rep.LawRuleAccuracy, len(lawValG))
+	}
+	if sp != nil {
+		var sg []Group
+		var hits int
+		for i, g := range shapedG {
+			if g != nil && groups[i] != nil && !samples[i].law {
+				sg = append(sg, *g)
+				if shapedHit[i] {
+					hits++
+				}
+			}
+		}
+		rep.Shapes = opt.Shapes
+		if len(sg) > 0 {
+			rep.ShapedAccuracy, rep.ShapedRuleAccuracy = Accuracy(&m.Sentence, sg), float64(hits)/float64(len(sg))
+		}
+		logf("shaped validation evidence (share %.2f): accuracy %.3f (rules %.3f) on %d questions", opt.Shapes, rep.ShapedAccuracy, rep.ShapedRuleAccuracy, len(sg))
+	}
 
 	// Answerability rescores every evidence set's reading with the
 	// sentence model.
 	posX := make([][]float64, len(samples))
 	negX := make([][]float64, len(samples))
 	for i, smp := range samples {
-		if smp == nil || groups[i] == nil || negR[i] == nil {
+		// The law questions teach the sentence model only: asked from
+		// templates, they word the question as no user does, and with them
+		// the answerability model refused answerable questions of other
+		// documents (docs/BENCHMARKS.md).
+		if smp == nil || smp.law || groups[i] == nil || negR[i] == nil {
 			continue
 		}
 		posX[i] = posR[i].answerFeatures(m)
@@ -344,14 +420,17 @@ type trainRef struct {
 type trainCorpus struct {
 	chunks []chunk.Chunk
 	qs     []trainRef
+	main   int   // articles before this one are the main data (Limit thins their questions)
 	artOf  []int // article of each chunk
+	paraOf []int // paragraph (in its article) of each chunk
 	ix     *index.Index
 }
 
 // newCorpus indexes the paragraphs of ds and lists its answered questions
-// (at most limit, evenly spread, when limit > 0).
-func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) {
-	tc := &trainCorpus{}
+// (at most limit of the first main articles', evenly spread, when limit >
+// 0; every question of the articles after them).
+func newCorpus(ctx context.Context, ds *SQuAD, limit, main int) (*trainCorpus, error) {
+	tc := &trainCorpus{main: main}
 	for ai, a := range ds.Data {
 		for pi, p := range a.Paragraphs {
 			file := fmt.Sprintf("jaquad/a%04d/p%03d.md", ai, pi)
@@ -361,6 +440,7 @@ func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) 
 				Heading: a.Title, Text: "# " + a.Title + "\n" + p.Context, Index: 0,
 			})
 			tc.artOf = append(tc.artOf, ai)
+			tc.paraOf = append(tc.paraOf, pi)
 			for _, qa := range p.QAs {
 				if len(qa.Answers) > 0 && strings.TrimSpace(qa.Answers[0].Text) != "" {
 					tc.qs = append(tc.qs, trainRef{ai, pi, ci, qa})
@@ -368,13 +448,17 @@ func newCorpus(ctx context.Context, ds *SQuAD, limit int) (*trainCorpus, error) 
 			}
 		}
 	}
-	if limit > 0 && limit < len(tc.qs) {
-		step := float64(len(tc.qs)) / float64(limit)
+	extra := slices.IndexFunc(tc.qs, func(q trainRef) bool { return q.art >= main })
+	if extra < 0 {
+		extra = len(tc.qs)
+	}
+	if limit > 0 && limit < extra {
+		step := float64(extra) / float64(limit)
 		var kept []trainRef
 		for i := range limit {
 			kept = append(kept, tc.qs[int(float64(i)*step)])
 		}
-		tc.qs = kept
+		tc.qs = append(kept, tc.qs[extra:]...)
 	}
 	ix, err := index.FromChunks(ctx, tc.chunks, index.MemoryOptions{Analyzer: analysis.DefaultOptions()})
 	if err != nil {
@@ -457,4 +541,36 @@ func splitAnswerSentence(context string, a AnswerSpan) (sent, without string, ok
 		from = end
 	}
 	return "", "", false
+}
+
+// labelGroup makes one question's candidates a group for the sentence
+// model: the label is the candidate of its own passage (own) that holds
+// the answer and lies in the answer's sentence or line (ansSent), else the
+// first of that passage holding the answer. It also reports whether the
+// rules' best relevance picks the label. A reading without the answer, or
+// with a single candidate, gives no group.
+func labelGroup(rd *answer.Reading, own int, ans, ansSent string) (*Group, bool) {
+	g := &Group{Pos: -1}
+	bestRel, bestK := -1.0, -1
+	for k, c := range rd.Candidates {
+		g.X = append(g.X, c.Features)
+		if g.Pos < 0 && c.Passage == own && strings.Contains(c.Text, ans) && strings.Contains(ansSent, c.Text) {
+			g.Pos = k
+		}
+		if c.Relevance > bestRel {
+			bestRel, bestK = c.Relevance, k
+		}
+	}
+	if g.Pos < 0 {
+		for k, c := range rd.Candidates {
+			if c.Passage == own && strings.Contains(c.Text, ans) {
+				g.Pos = k
+				break
+			}
+		}
+	}
+	if g.Pos < 0 || len(g.X) < 2 {
+		return nil, false
+	}
+	return g, bestK == g.Pos
 }
