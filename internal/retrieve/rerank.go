@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -126,15 +127,8 @@ func (s *Searcher) Rerank(ctx context.Context, query string, results []Result, m
 	for i := range n {
 		top[i] = scored{results[i], m.Score(rows[i])}
 	}
-	slices.SortStableFunc(top, func(a, b scored) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
+	// Highest score first; ties keep the fused order.
+	slices.SortStableFunc(top, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	out := make([]Result, 0, len(results))
 	for _, t := range top {
 		out = append(out, t.r)
