@@ -27,17 +27,18 @@ func newStaticAsset(name, ctype string) (*staticAsset, error) {
 		return nil, fmt.Errorf("web: read embedded %s: %w", name, err)
 	}
 	sum := sha256.Sum256(b)
-	gz, err := gzipBytes(b)
+	gz, err := gzipBytes(b, gzip.BestCompression) // once, at start-up
 	if err != nil {
 		return nil, fmt.Errorf("web: compress %s: %w", name, err)
 	}
 	return &staticAsset{ctype: ctype, body: b, gz: gz, version: hex.EncodeToString(sum[:8])}, nil
 }
 
-// gzipBytes compresses b at the best level.
-func gzipBytes(b []byte) ([]byte, error) {
+// gzipBytes compresses b at the given level: the best for the embedded
+// assets, compressed once; the default for pages, compressed per request.
+func gzipBytes(b []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, level)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func writePage(w http.ResponseWriter, r *http.Request, status int, page []byte) 
 	h.Set("Cache-Control", "no-store")
 	h.Set("Vary", "Accept-Encoding")
 	if acceptsGzip(r) {
-		if gz, err := gzipBytes(page); err == nil {
+		if gz, err := gzipBytes(page, gzip.DefaultCompression); err == nil {
 			page = gz
 			h.Set("Content-Encoding", "gzip")
 		}
