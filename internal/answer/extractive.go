@@ -323,6 +323,9 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 				// repeats the user's words but answers nothing.
 				c.rel *= questionFactor
 			}
+			if headless(c.text) {
+				c.rel *= headlessFactor
+			}
 		}
 	}
 

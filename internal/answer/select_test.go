@@ -211,6 +211,30 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			want:    []string{"Save setup"},
 			notWant: "systemctl",
 		},
+		{
+			// The PDF draws each clause as its own text run, so the
+			// definition comes in short lines that end with a comma; they
+			// are one sentence.
+			name:  "PDF clauses broken after commas are one sentence",
+			query: "「マスターディレクトリ」とは何のことですか？",
+			results: []retrieve.Result{
+				pdfChunk(0, "1.2 ディレクトリの定義", "## 1.2 ディレクトリの定義\n【マスターディレクトリ】\nマスターディレクトリは、\nゼロトラストネットワークを実現するための、\n政府職員のアカ\nウントやアセットを格納したディレクトリデータの集合体である。"),
+			},
+			want: []string{"マスターディレクトリは、ゼロトラストネットワークを実現するための、政府職員のアカウントやアセットを格納したディレクトリデータの集合体である。"},
+		},
+		{
+			// A page opens with the rest of a sentence begun on the page
+			// before (「は、…」): it names no subject and is no answer,
+			// however many of the question's words it holds.
+			name:  "a headless sentence at the top of a page is not the answer",
+			query: "職員のアカウントを新しく作るとき、作成直後のアカウントはどういう状態にしますか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/pdf/guide/page_022.md_0", File: "database/pdf/guide/page_022.md", Source: "guide.pdf", Page: 22, Score: 0.9,
+					Text: "は、職員のアカウントだけでなく、外部利用者のアカウントや端末など、すべての情報について状態を評価しながら新しく作る仕組みが重要となる。"},
+				pdfChunk(1, "5.4.1 アカウントの登録管理", "## 5.4.1 アカウントの登録管理\nアカウントの初期作成時は初期パスワードを設定し、かつ、無効化した状態で作成する。"),
+			},
+			want: []string{"無効化した状態で作成する。"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,8 +85,8 @@ var itemNumber = regexp.MustCompile(`^(?:\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`
 var listItem = regexp.MustCompile(`^(?:[-*+・•]\s+|[・•]|\d{1,3}[.)]\s+|[（(]\d{1,3}[)）]\s*)`)
 
 // unwrapPDF joins the lines that PDF text extraction broke inside a
-// sentence: a long line (a wrapped one, at least wrapWidth runes) that does
-// not end a sentence (。！？!?. or a colon) runs on into the next one unless
+// sentence: a long line (a wrapped one, at least wrapWidth runes) or one
+// that ends with a reading comma, that does not end a sentence (。！？!?. or a colon) runs on into the next one unless
 // the next line is a heading, a bullet or a numbered item. Short lines —
 // titles, table cells — are left alone. Japanese joins without a space, Latin text with one. Text
 // from other formats keeps its lines, whose breaks are meaningful.
@@ -99,7 +99,7 @@ func unwrapPDF(text string) string {
 			prev := out[n-1]
 			// A line that ends with a note marker (「…JVN（*1）」) ends no
 			// sentence: the marker's closing bracket is not a full stop.
-			if utf8.RuneCountInString(prev) >= wrapWidth && !headingLine.MatchString(prev) && (!endsSentence(prev) || noteTailRe.MatchString(prev)) && !numberedStart.MatchString(t) {
+			if (utf8.RuneCountInString(prev) >= wrapWidth || endsClause(prev)) && !headingLine.MatchString(prev) && (!endsSentence(prev) || noteTailRe.MatchString(prev)) && !numberedStart.MatchString(t) {
 				sep := ""
 				if r, _ := utf8.DecodeLastRuneInString(prev); r < 0x3000 {
 					if f, _ := utf8.DecodeRuneInString(t); f < 0x3000 {
@@ -119,6 +119,34 @@ func unwrapPDF(text string) string {
 const wrapWidth = 24
 
 var numberedStart = regexp.MustCompile(`^\d{1,3}[.．、)]`)
+
+// endsClause reports whether s ends with a reading comma (、，): a clause
+// that goes on in the next line whatever the line's length, as when a PDF
+// draws each clause of a sentence as its own text run
+// (「マスターディレクトリは、」「ゼロトラストネットワークを実現するための、」).
+func endsClause(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return r == '、' || r == '，'
+}
+
+// headless reports whether a sentence starts in the middle: with a case
+// particle and a comma (「は、職員個人の…」「を、ひとつの業務として…」) or
+// with punctuation. No Japanese sentence opens so; the text is the rest of
+// a sentence whose head is on the page or in the chunk before, and what it
+// says is about a subject it does not name.
+func headless(s string) bool {
+	rs := []rune(strings.TrimSpace(s))
+	if len(rs) == 0 {
+		return false
+	}
+	if strings.ContainsRune("、。，．", rs[0]) {
+		return true
+	}
+	return len(rs) > 1 && strings.ContainsRune("はがをにでともへや", rs[0]) && (rs[1] == '、' || rs[1] == '，')
+}
+
+// headlessFactor scales the relevance of a headless sentence.
+const headlessFactor = 0.5
 
 func endsSentence(s string) bool {
 	r, _ := utf8.DecodeLastRuneInString(s)

@@ -130,3 +130,24 @@ func TestSpansLocatesAnalyserTerms(t *testing.T) {
 		})
 	}
 }
+
+func TestHeadless(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"は、職員個人のアカウントだけでなく、すべての情報が重要となる。", true},
+		{"を、ひとつの業務として実施する。", true},
+		{"、その他の機器を含む。", true},
+		{"また、政府職員のアカウントの管理では、確からしさを担保する。", false}, // a conjunction opens sentences
+		{"はじめに", false},
+		{"では、次の手順で行う。", false}, // two hiragana before the comma: a conjunction
+		{"アカウントは無効化した状態で作成する。", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := headless(tt.in); got != tt.want {
+			t.Errorf("headless(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
