@@ -118,6 +118,9 @@ type candidate struct {
 	number string
 	// code marks a line of a fenced code block (quoted in a fence).
 	code bool
+	// nav marks a line that only names a section of its document, as a
+	// table of contents does (see navigation).
+	nav bool
 	// prev and next are the sentences before and after it in the
 	// document: in its chunk, or across the join of a stitched chunk.
 	prev, next *candidate
@@ -283,6 +286,12 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 	}
 	headers := tableHeaders(texts, e.tok)
 	notes := noteTerms(cands, results)
+	for c := range navigation(cands, results, texts) {
+		// A contents entry names a section; the value or place it may
+		// hold (「Docker CEのインストール」) is the section's title, not a
+		// fact stated.
+		c.nav, c.typed = true, false
+	}
 	for _, c := range cands {
 		row := strings.HasPrefix(c.text, "|")
 		var noted map[string]bool
@@ -325,6 +334,9 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 			}
 			if headless(c.text) {
 				c.rel *= headlessFactor
+			}
+			if c.nav {
+				c.rel *= navigationFactor
 			}
 		}
 	}
@@ -559,6 +571,12 @@ func (e *Extractive) windowRelevance(win []*candidate, content []string, weights
 	}
 	if acts {
 		rel *= actBonus
+	}
+	if headless(win[0].text) {
+		rel *= headlessFactor
+	}
+	if slices.ContainsFunc(win, func(c *candidate) bool { return c.nav }) {
+		rel *= navigationFactor
 	}
 	if len(win) == 2 && !win[0].nextOnLine {
 		// Two sentences of one paragraph read as one more surely than the

@@ -235,6 +235,20 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"無効化した状態で作成する。"},
 		},
+		{
+			// The contents list repeats the section's heading, and with it
+			// the question's words; the section says where and what.
+			name:  "a table of contents entry is not the answer",
+			query: "起動時に自動で立ち上げる設定で、ユニットファイルはどこに作りますか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/ops/install/page_001.md_0", File: "database/ops/install/page_001.md", Source: "ops/install.md", Page: 1, Heading: "インストール手順 > 目次", Score: 0.9,
+					Text: "## 目次\n1. テスト環境\n1. Docker CEのインストール\n1. 起動時に自動的に実行するための設定"},
+				{ChunkID: "database/ops/install/page_001.md_5", File: "database/ops/install/page_001.md", Source: "ops/install.md", Page: 1, Heading: "インストール手順 > 6. 起動時に自動的に実行するための設定", Score: 0.6,
+					Text: "## 6. 起動時に自動的に実行するための設定\n/etc/systemd/system に app.service を作成する。"},
+			},
+			want:    []string{"/etc/systemd/system に app.service を作成する。"},
+			notWant: "Docker CE",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
