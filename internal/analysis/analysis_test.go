@@ -154,3 +154,17 @@ func FuzzTerms(f *testing.F) {
 		}
 	})
 }
+
+func TestHeadingTerm(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"2.8 供給ソフトウェア", "供給ソフトウェア"},
+		{"重大インシデントとは何か？", "重大インシデント"},
+		{"用語の定義", "用語"},
+		{"第3章 多要素認証とは", "多要素認証"},
+		{"インシデント対応プロセスの契機となるものは何か？", "インシデント対応プロセスの契機となるものは何か"},
+	} {
+		if got := analysis.HeadingTerm(tt.in); got != tt.want {
+			t.Errorf("HeadingTerm(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

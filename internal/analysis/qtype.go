@@ -317,6 +317,20 @@ func DefinedTerm(q string) string {
 	return ""
 }
 
+// headingTitleRe matches what a heading may carry around the term it
+// names: a section number before, and 「とは」「とは何か？」「の定義」「って何」
+// after.
+var headingTitleRe = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)*\.?\s*|第[0-9一二三四五六七八九十]+[章節条]\s*|[(][0-9]+[)]\s*)|(?:とは(?:何|なに)?(?:か|ですか)?|の定義|って何(?:ですか)?)?[?!。]*$`)
+
+// HeadingTerm returns the term a heading names, normalised, without its
+// section number and a 「とは何か？」: 「2.8 供給ソフトウェア」 and
+// 「重大インシデントとは何か？」 name 供給ソフトウェア and 重大インシデント. A
+// glossary set as headings, or an FAQ whose questions are headings,
+// defines the term in the section's body without naming it again.
+func HeadingTerm(h string) string {
+	return strings.TrimSpace(headingTitleRe.ReplaceAllString(Normalize(strings.TrimSpace(h)), ""))
+}
+
 // Defines reports whether a normalised sentence defines term: it opens
 // with the term (after an item number) followed by a space or 「とは」, as
 // legal definitions and glossaries do (「六　行政指導　行政機関が…をいう。」,

@@ -118,6 +118,10 @@ type candidate struct {
 	number string
 	// code marks a line of a fenced code block (quoted in a fence).
 	code bool
+	// titled marks the first sentence of a section whose heading names
+	// the term a definition question asks about: it defines the term
+	// without naming it (「## 2.8 供給ソフトウェア」「組織が…配布…するソフトウェア。」).
+	titled bool
 	// nav marks a line that only names a section of its document, as a
 	// table of contents does (see navigation).
 	nav bool
@@ -227,11 +231,17 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 	texts, succ, midLine := stitchChunks(results, readTexts(results))
 	for ci, r := range results {
 		headings[ci] = termSet(e.tok.Terms(r.Heading + "\n" + strings.Join(headingLines(r.Text), "\n")))
+		// A section titled by the asked term (a glossary's 「2.8 供給
+		// ソフトウェア」, an FAQ's 「重大インシデントとは何か？」) defines it in
+		// its first sentence, which does not name it again.
+		parts := strings.Split(r.Heading, " > ")
+		titled := term != "" && analysis.HeadingTerm(parts[len(parts)-1]) == term
 		pos := 0
 		text := texts[ci]
 		pdf := strings.EqualFold(path.Ext(r.Source), ".pdf")
 		info := candidateLineInfo(text)
 		notes, labelOnly := lineNotes(text)
+		firstOfChunk := len(cands)
 		for li, line := range lineSentences(text) {
 			if labelOnly[li] {
 				continue // a note's label alone states nothing
@@ -262,7 +272,9 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 					typed: typed,
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
-					defines: analysis.Defines(paragraphMark.ReplaceAllString(ns, ""), term) || analysis.DefinesByApposition(ns, term),
+					defines: analysis.Defines(paragraphMark.ReplaceAllString(ns, ""), term) || analysis.DefinesByApposition(ns, term) ||
+						titled && len(cands) == firstOfChunk,
+					titled: titled && len(cands) == firstOfChunk,
 					// A who question is answered where the agent and
 					// the asked act meet (「…消防署長に届け出なければならない」
 					// for 「どこへ届け出る」).
@@ -304,6 +316,10 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 		for _, t := range content {
 			switch {
 			case c.terms[t]:
+				c.cov += weights[t]
+			case c.titled && headings[c.chunk][t]:
+				// The heading is the subject of the sentence that
+				// defines it.
 				c.cov += weights[t]
 			case headings[c.chunk][t] || row && headers[c.chunk][t] || noted[t]:
 				// A note's words are read with the sentence or cell

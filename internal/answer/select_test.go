@@ -249,6 +249,19 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			want:    []string{"/etc/systemd/system に app.service を作成する。"},
 			notWant: "Docker CE",
 		},
+		{
+			// An FAQ set as headings: the heading names the term, the
+			// body defines it without naming it again.
+			name:  "a section titled by the asked term defines it",
+			query: "うちの文書でいう「重大インシデント」とは、どういうインシデントのことですか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/ir/what/page_001.md_0", File: "database/ir/what/page_001.md", Source: "ir/what.md", Page: 1, Score: 0.97,
+					Text: "インシデント対応プロセスを定義する前に、インシデント（そして重大インシデント）とは何かを定義する必要があります。"},
+				{ChunkID: "database/ir/what/page_001.md_2", File: "database/ir/what/page_001.md", Source: "ir/what.md", Page: 1, Heading: "重大インシデントとは何か？", Score: 0.8,
+					Text: "## 重大インシデントとは何か？\n複数のチームによる協調の取れた対応を必要とするインシデントを指します。"},
+			},
+			want: []string{"複数のチームによる協調の取れた対応を必要とするインシデントを指します。"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,7 +133,33 @@ func (s *Searcher) Rerank(ctx context.Context, query string, results []Result, m
 	for _, t := range top {
 		out = append(out, t.r)
 	}
+	promoteDefiningSections(query, out[:n])
 	return append(out, results[n:]...), nil
+}
+
+// promoteDefiningSections moves to the front, in their order, the results
+// whose own section is titled by the term a definition question asks about
+// (「2.8 供給ソフトウェア」, 「重大インシデントとは何か？」 for 「「重大インシデント」
+// とは…」, see analysis.HeadingTerm): a glossary entry or an FAQ item set as
+// a heading, whose body defines the term without naming it again. Neither
+// the model nor the fused score sees that the body's subject is the
+// heading, and a passage that repeats more of the question's other words
+// outranks it.
+func promoteDefiningSections(query string, results []Result) {
+	if analysis.QuestionType(query).Kind != analysis.KindDefinition {
+		return
+	}
+	term := analysis.DefinedTerm(query)
+	if utf8.RuneCountInString(term) < 2 {
+		return
+	}
+	titled := func(r Result) bool {
+		parts := strings.Split(r.Heading, " > ")
+		return analysis.HeadingTerm(parts[len(parts)-1]) == term
+	}
+	slices.SortStableFunc(results, func(a, b Result) int {
+		return cmp.Compare(b2f(titled(b)), b2f(titled(a)))
+	})
 }
 
 func b2f(b bool) float64 {

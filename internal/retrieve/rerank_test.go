@@ -78,3 +78,29 @@ func TestRerank(t *testing.T) {
 		}
 	}
 }
+
+// TestPromoteDefiningSections: for a definition question, the section
+// titled by the asked term comes first, whatever its score; other
+// questions keep their order.
+func TestPromoteDefiningSections(t *testing.T) {
+	in := []Result{
+		{ChunkID: "a", Heading: "ガイド > 3.1 検証資料", Text: "供給ソフトウェア内の既知の脆弱性を検出する方法"},
+		{ChunkID: "b", Heading: "ガイド > インシデントの重大度", Text: "重大度の定義"},
+		{ChunkID: "c", Heading: "ガイド > 2.8 供給ソフトウェア", Text: "組織が第三者に対して配布するソフトウェア。"},
+		{ChunkID: "d", Heading: "重大インシデントとは何か？", Text: "複数のチームによる対応を必要とするインシデントを指します。"},
+	}
+	for _, tt := range []struct {
+		q    string
+		want []string
+	}{
+		{"ガイドでいう「供給ソフトウェア」とは何を指しますか？", []string{"c", "a", "b", "d"}},
+		{"「重大インシデント」とは、どういうインシデントのことですか？", []string{"d", "a", "b", "c"}},
+		{"供給ソフトウェアの脆弱性はどう検出しますか？", []string{"a", "b", "c", "d"}},
+	} {
+		got := slices.Clone(in)
+		promoteDefiningSections(tt.q, got)
+		if !slices.Equal(ids(got), tt.want) {
+			t.Errorf("%q: %v, want %v", tt.q, ids(got), tt.want)
+		}
+	}
+}
