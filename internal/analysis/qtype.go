@@ -184,12 +184,19 @@ func IsProcedure(q string) bool { return procedureRe.MatchString(Normalize(q)) }
 const numeral = `(?:[0-9][0-9,.]*|[〇零一二三四五六七八九十百千万億兆]+|半)`
 
 var (
-	anyQuantityRe  = regexp.MustCompile(numeral + `\s*(?:[^\s0-9,.。、]{1,4})`)
-	dateExprRe     = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
-	penaltyExprRe  = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
-	whoExprRe      = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営|チーム|グループ|担当者|担当部署|会社|企業`)
-	definitionExpr = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
-	conditionExpr  = regexp.MustCompile(`場合|とき|ただし|限り|除き|除く|条件|ときは|においては`)
+	// anyQuantityRe finds a quantity of any unit: a figure and what
+	// follows it, or a kanji numeral that opens a word (not 統一, 同一) and
+	// carries a counter (not 一般, 一旦, 一部: words written with a
+	// numeral, which count nothing).
+	anyQuantityRe = regexp.MustCompile(`[0-9][0-9,.]*\s*(?:[^\s0-9,.。、]{1,4})|(?:^|[^\p{Han}\p{Katakana}])(?:[〇零一二三四五六七八九十百千万億兆]+|半)\s*(?:パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|種類|文字|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位つ])`)
+	// adverbNumeralRe finds 十分 as the adverb or adjective (十分な, 十分に
+	// — enough), not ten minutes.
+	adverbNumeralRe = regexp.MustCompile(`十分(?:な|に|だ|です|である|と)`)
+	dateExprRe      = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
+	penaltyExprRe   = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
+	whoExprRe       = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営|チーム|グループ|担当者|担当部署|会社|企業`)
+	definitionExpr  = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
+	conditionExpr   = regexp.MustCompile(`場合|とき|ただし|限り|除き|除く|条件|ときは|においては`)
 )
 
 // Satisfied reports whether normalised text holds an expression of the
@@ -221,7 +228,7 @@ var durationRe = regexp.MustCompile(numeral + `\s*(?:年間|日間|(?:か|ヶ|�
 
 func (t AnswerType) quantityIn(norm string) bool {
 	if len(t.Counters) == 0 {
-		return anyQuantityRe.MatchString(norm)
+		return anyQuantityRe.MatchString(adverbNumeralRe.ReplaceAllString(norm, ""))
 	}
 	// 何人 and 何社 also ask which people or which company (ポルトガル人,
 	// フィリップス社).

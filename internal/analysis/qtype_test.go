@@ -91,6 +91,14 @@ func TestAnswerTypeSatisfied(t *testing.T) {
 		{"いつまで使える措置ですか", "適用期限のない恒久的な措置となります", true}, // no end date is an answer
 		{"どんな罰則がありますか", "三年以下の懲役又は三百万円以下の罰金に処する", true},
 		{"どんな罰則がありますか", "製造し、又は使用してはならない", false},
+		// A quantity of any unit: words written with a kanji numeral
+		// count nothing.
+		{"どのくらいの期間有効ですか", "認証を一旦は実施し、統一した運用とする", false},
+		{"どのくらいの帯域が必要ですか", "十分な通信帯域の確保を行う", false},
+		{"どのくらいの帯域が必要ですか", "一般の利用者が一部の機能を使う", false},
+		{"どのくらいの期間有効ですか", "取得日から 18 ヶ月間有効である", true},
+		{"どのくらいかかりますか", "三日ほどかかる", true},
+		{"どのくらいかかりますか", "十分で終わる", true},
 	}
 	for _, tt := range tests {
 		if got := QuestionType(tt.q).Satisfied(Normalize(tt.text)); got != tt.want {
