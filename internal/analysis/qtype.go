@@ -222,6 +222,17 @@ func (t AnswerType) Satisfied(norm string) bool {
 	return true
 }
 
+// explicitDateRe finds a date written as one: a numeral with 年, 月 or
+// 日, an era year, or a four-digit year — not a deadline said in words
+// (経過, 速やかに, あらかじめ).
+var explicitDateRe = regexp.MustCompile(numeral + `\s*(?:年|月|日)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|\b(?:19|20)[0-9]{2}\b`)
+
+// ExplicitDate reports whether normalised text writes a date (see
+// explicitDateRe); a length of time (1 年間) is none.
+func ExplicitDate(norm string) bool {
+	return explicitDateRe.MatchString(durationRe.ReplaceAllString(norm, ""))
+}
+
 // durationRe finds a length of time: a numeral with 年間, 日間, か月間,
 // 週間 or 時間.
 var durationRe = regexp.MustCompile(numeral + `\s*(?:年間|日間|(?:か|ヶ|カ|箇|ケ|ヵ)月間|週間|時間)`)

@@ -205,3 +205,21 @@ func TestExcludedPhrases(t *testing.T) {
 		}
 	}
 }
+
+func TestExplicitDate(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"(掲載期間:2023年8月)", true},
+		{"令和5年10月1日から適用する", true},
+		{"2024 年に登録した", true},
+		{"掲載期間の経過したペーパーは削除します", false}, // a deadline in words
+		{"遅滞なく届け出る", false},
+		{"1 年間の非推奨期間を経て終了した", false}, // a length of time
+	} {
+		if got := ExplicitDate(Normalize(tt.text)); got != tt.want {
+			t.Errorf("ExplicitDate(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}

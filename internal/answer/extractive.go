@@ -354,6 +354,9 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 			if c.nav {
 				c.rel *= navigationFactor
 			}
+			if c.typed && qtype.Kind == analysis.KindDate && !analysis.ExplicitDate(analysis.Normalize(c.text)) {
+				c.rel *= weakDateFactor
+			}
 		}
 	}
 
@@ -858,6 +861,11 @@ func typeFactor(qt analysis.AnswerType, typed bool) float64 {
 	}
 	return 0.85
 }
+
+// weakDateFactor scales, for a when question, a sentence whose only
+// date is a deadline in words (経過, 速やかに): it answers less surely than
+// one that writes the date.
+const weakDateFactor = 0.7
 
 // headingShare is how much a query term counts for a sentence when only the
 // heading of its chunk contains it: the section is about the term, the

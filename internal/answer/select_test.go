@@ -262,6 +262,19 @@ func TestExtractiveSelectsTheAnsweringSentence(t *testing.T) {
 			},
 			want: []string{"複数のチームによる協調の取れた対応を必要とするインシデントを指します。"},
 		},
+		{
+			// Both lines hold the question's words and something that
+			// answers when; the one that writes the date answers more
+			// surely than a deadline in words.
+			name:  "a written date before a deadline in words",
+			query: "ネットワーク設計のペーパーは、いつまで掲載される予定でしたか？",
+			results: []retrieve.Result{
+				{ChunkID: "database/dp/summary/page_001.md_0", File: "database/dp/summary/page_001.md", Source: "dp/summary.html", Page: 1, Heading: "ディスカッションペーパー", Score: 0.98,
+					Text: "## ディスカッションペーパー\n**ネットワーク設計のペーパー PDF DOCX**\n（掲載期間：2023年８月）\n**ペーパーについて**\n**掲載期間の経過したネットワーク設計のペーパーは、当サイトより削除します。**"},
+			},
+			want:    []string{"2023年８月"},
+			notWant: "削除します",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
