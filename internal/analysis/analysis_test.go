@@ -168,3 +168,32 @@ func TestHeadingTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionTerms: a dotted number is also one term, its first two parts,
+// so 「3.12系」 finds the row 「3.12.x」 and not every row holding 3 and 12.
+func TestVersionTerms(t *testing.T) {
+	a, err := analysis.New(analysis.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"Helm 3.12系を使う", []string{analysis.NGramPrefix + "3.12"}},
+		{"| Helm バージョン | Kubernetes バージョン |\n| 3.12.x | 1.27.x - 1.24.x |", []string{analysis.NGramPrefix + "3.12", analysis.NGramPrefix + "1.27", analysis.NGramPrefix + "1.24"}},
+		{"The p value was 0.05 in version 3.12", nil}, // English text: none (SciFact's decimals)
+		{"上限は 0.5 g", []string{analysis.NGramPrefix + "0.5"}},
+		{"第3条", nil},
+	} {
+		var got []string
+		for _, term := range a.Terms(tt.text) {
+			if strings.Contains(term, ".") {
+				got = append(got, term)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: dotted terms %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
