@@ -401,3 +401,25 @@ func TestWindowRelevanceAcrossLines(t *testing.T) {
 		t.Errorf("window on one line %.3f, across two lines %.3f: want the first higher", in, across)
 	}
 }
+
+// TestExampleCountsLess: a sentence that opens a worked example
+// (「例えば、…」) ranks below the statement it illustrates, though it holds
+// as many of the question's words.
+func TestExampleCountsLess(t *testing.T) {
+	gen := NewExtractive(bigrams{}, ExtractiveOptions{})
+	statement := "端末あたりの通信量は、音声通話のみで最大 80kbps、ビデオ会議では 600kbps～3Mbps を必要とする。"
+	example := "例えば、端末あたりの通信量は、音声通話とビデオ会議を同時に使う想定では約 2.6Mbps を必要とする。"
+	p := gen.prepare("端末あたりの通信量は、音声通話とビデオ会議ではそれぞれどれくらい必要ですか？", []retrieve.Result{
+		pdfChunk(0, "通信帯域", "## 通信帯域\n"+statement+"\n"+example),
+	})
+	rel := map[string]float64{}
+	for _, c := range p.cands {
+		rel[c.text] = c.rel
+	}
+	if rel[statement] <= rel[example] {
+		t.Errorf("statement %.3f, example %.3f: the example must rank below", rel[statement], rel[example])
+	}
+	if rel[example] == 0 {
+		t.Errorf("the example is no candidate: %v", rel)
+	}
+}
