@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -335,6 +336,125 @@ func TestBrowserCitations(t *testing.T) {
 		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent}; })()`, &again)
 	if !again.InView || !strings.Contains(strings.Join(strings.Fields(again.Text), " "), start) || again.Title != hit.Title {
 		t.Errorf("viewer from the reloaded chip: %+v; want the passage (%q…) highlighted and in view under %q", again, start, hit.Title)
+	}
+}
+
+// TestBrowserCitationsStoredWithoutChips: a conversation stored by a
+// server from before the citation chips (its answer HTML has the [n]
+// markers as plain text and sources without data-chunk) is shown after a
+// reload with [n] chips that work: the script makes the chips, takes the
+// chunk ids from the stored citations (GET /api/conversations/{id}), and
+// a chip shows its card and opens the viewer at the passage.
+func TestBrowserCitationsStoredWithoutChips(t *testing.T) {
+	skipWithoutBrowser(t)
+	f := newFixture(t, fixtureOptions{})
+	p := newBrowser(t, f.ts.URL, 1280, 900)
+	p.ready()
+	p.ask(qIsolate)
+	var chips int
+	p.eval(`document.querySelectorAll('#chat > li:last-child .answer .body .cite').length`, &chips)
+	if chips == 0 {
+		t.Fatal("no [n] chips in the answer")
+	}
+	var url string
+	p.eval(`location.href`, &url)
+	_, conv, ok := strings.Cut(url, "?c=")
+	if !ok {
+		t.Fatalf("the tab's address %s does not name its conversation", url)
+	}
+
+	// Turn the stored answer back into what the server stored before the
+	// chips: plain [n] markers, sources without data-* attributes.
+	res, err := chromedp.Call(p.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{f.ts.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user string
+	for _, c := range res.Cookies {
+		if c.Name == sessionCookie {
+			user = c.Value
+		}
+	}
+	chipTag := regexp.MustCompile(`<button type="button" class="cite" data-n="(\d+)"[^>]*>\d+</button>`)
+	sourceTag := regexp.MustCompile(`<details class="citation"[^>]*>`)
+	var stored Version
+	_, err = f.srv.convs.update(user, conv, func(c *Conversation) error {
+		x := &c.Exchanges[len(c.Exchanges)-1]
+		v := &x.Versions[x.Current]
+		v.HTML = chipTag.ReplaceAllString(v.HTML, "[$1]")
+		v.HTML = sourceTag.ReplaceAllString(v.HTML, `<details class="citation">`)
+		stored = *v
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("rewrite the stored conversation: %v", err)
+	}
+	if strings.Contains(stored.HTML, `class="cite"`) || strings.Contains(stored.HTML, "data-chunk") || !regexp.MustCompile(`\[\d+\]`).MatchString(stored.HTML) {
+		t.Fatalf("stored HTML still has chips or lost its markers: %s", stored.HTML)
+	}
+	if len(stored.Citations) == 0 || stored.Citations[0].ChunkID == "" {
+		t.Fatalf("stored citations without chunk ids: %+v", stored.Citations)
+	}
+	var html string
+	p.fetchText("/?c="+conv, &html)
+	if strings.Contains(html, `class="cite"`) {
+		t.Fatal("the server sends chips for the old answer: the script's fill path is not tested")
+	}
+
+	p.do("reload", chromedp.Reload())
+	p.ready()
+	var shown struct {
+		Rendered string
+		Chips    int
+		Text     string
+		Chunks   []string
+	}
+	p.eval(`(() => { const li = document.querySelector('#chat > li:last-child');
+		return {Rendered: li.dataset.rendered || '', Chips: li.querySelectorAll('.answer .body .cite').length,
+			Text: li.querySelector('.answer .body').textContent,
+			Chunks: Array.from(li.cites ? li.cites.values() : [], c => c.chunk)}; })()`, &shown)
+	if shown.Rendered != "server" || shown.Chips != chips || regexp.MustCompile(`\[\d+\]`).MatchString(shown.Text) {
+		t.Fatalf("after the reload: %+v; want the stored answer with its %d markers turned into chips", shown, chips)
+	}
+	if len(shown.Chunks) != len(stored.Citations) || slices.Contains(shown.Chunks, "") {
+		t.Errorf("chips' citations %v; want the chunk ids of the %d stored citations", shown.Chunks, len(stored.Citations))
+	}
+
+	// Headless Chromium sends focus events only to a page that has had
+	// input since it loaded: a click first, as a person's would be.
+	p.do("click the heading", chromedp.Click(chromedp.CSS("header h1")))
+	p.do("focus a chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	var card struct {
+		Shown          bool
+		Title, Excerpt string
+	}
+	p.eval(`(() => { const c = document.querySelector('#cite_card');
+		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
+			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || ''}; })()`, &card)
+	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 {
+		t.Errorf("card on a filled chip: %+v; want the source and the passage", card)
+	}
+	p.do("open the source", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	p.until("viewer with the passage", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
+	var hit struct {
+		Text   string
+		InView bool
+		Title  string
+		N      int
+	}
+	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
+		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
+		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent,
+			N: Number(document.querySelector('#chat > li:last-child .answer .body .cite').dataset.n)}; })()`, &hit)
+	var cited Citation
+	for _, c := range stored.Citations {
+		if c.N == hit.N {
+			cited = c
+		}
+	}
+	start := string([]rune(strings.TrimSuffix(cited.Excerpt, "..."))[:10])
+	if !hit.InView || !strings.Contains(strings.Join(strings.Fields(hit.Text), " "), start) || hit.Title == "" {
+		t.Errorf("viewer from a filled chip: %+v; want citation %d's passage (%q…) highlighted and in view", hit, hit.N, start)
 	}
 }
 

@@ -142,11 +142,14 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// Notice, defaults and the live vector weight.
+	// The seed's notice, its ⚠️ drawn with CSS (no emoji font needed).
 	var notice, title string
+	var sign bool
 	eval(`document.querySelector('.notice').textContent`, &notice)
+	eval(`(() => { const i = document.querySelector('.notice > .ico-warn:first-child'); return !!i && i.offsetWidth > 0; })()`, &sign)
 	eval(`document.title`, &title)
-	if notice != guard.ConfidentialNotice {
-		t.Errorf("notice %q", notice)
+	if want := strings.TrimSpace(strings.TrimPrefix(guard.ConfidentialNotice, "⚠️")); notice != want || !sign || want == guard.ConfidentialNotice {
+		t.Errorf("notice %q (warning sign drawn: %v); want the sign and %q", notice, sign, want)
 	}
 	var defaults []string
 	eval(`['#data_folder_path','#k','#bm25_weight','#vector_out'].map(s => document.querySelector(s).value)`, &defaults)

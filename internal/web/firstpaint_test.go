@@ -1,12 +1,23 @@
 package web
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	cdpio "github.com/chromedp/cdproto/io"
+	"github.com/chromedp/cdproto/tracing"
+	"github.com/chromedp/chromedp"
 )
 
 // firstPaintRuns makes TestFirstPaint open the chat page in that many
@@ -23,6 +34,15 @@ var firstPaintRuns = flag.Int("firstpaint", 0, "open the page in this many fresh
 //	-firstpaint-urls old=http://127.0.0.1:18081/,new=http://127.0.0.1:18082/
 var firstPaintURLs = flag.String("firstpaint-urls", "", "name=url,… of further pages for TestFirstPaint")
 
+// firstPaintTrace makes TestFirstPaint record, instead of the timed runs,
+// one Chromium trace of a cold load of each page (a fresh browser, the
+// Tracing domain over chromedp) into the folder — <page>.json, for
+// Perfetto or chrome://tracing — and log what came before the first
+// contentful paint in each (font look-ups, script, layout, raster):
+//
+//	go test ./internal/web -run TestFirstPaint -firstpaint-trace /tmp/fp -v
+var firstPaintTrace = flag.String("firstpaint-trace", "", "folder: record a Chromium trace of one cold load of each page (TestFirstPaint)")
+
 // TestFirstPaint logs, for each fresh browser, the chat page's first
 // contentful paint and what came before it, beside a bare Japanese page
 // served the same way (the browser's own floor on this machine), then the
@@ -30,8 +50,8 @@ var firstPaintURLs = flag.String("firstpaint-urls", "", "name=url,… of further
 // moves them.
 func TestFirstPaint(t *testing.T) {
 	skipWithoutBrowser(t)
-	if *firstPaintRuns <= 0 {
-		t.Skip("first paint is measured only with -firstpaint N")
+	if *firstPaintRuns <= 0 && *firstPaintTrace == "" {
+		t.Skip("first paint is measured only with -firstpaint N or -firstpaint-trace DIR")
 	}
 	f := newFixture(t, fixtureOptions{})
 	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +79,14 @@ func TestFirstPaint(t *testing.T) {
 			targets = append(targets, target{name, url})
 		}
 	}
+	if *firstPaintTrace != "" {
+		for _, tg := range targets {
+			out := filepath.Join(*firstPaintTrace, strings.ReplaceAll(tg.name, " ", "_")+".json")
+			sum := traceFirstPaint(t, tg.url, out)
+			t.Logf("%s (%s): %s", tg.name, out, sum)
+		}
+		return
+	}
 	fcps, blocked := map[string][]float64{}, map[string][]float64{}
 	for i := range *firstPaintRuns {
 		// Each round starts with another page, so that none is always
@@ -85,4 +113,121 @@ func TestFirstPaint(t *testing.T) {
 		t.Logf("%s: first contentful paint median %.0f ms, range %.0f–%.0f ms over %d fresh browsers; render-blocking wait after the HTML median %.0f ms",
 			name, v[len(v)/2], v[0], v[len(v)-1], len(v), b[len(b)/2])
 	}
+}
+
+// traceFirstPaint opens url in a fresh browser with Chromium's tracing on,
+// writes the trace to out and summarises what the page's renderer did
+// before its first contentful paint.
+func traceFirstPaint(t *testing.T, url, out string) string {
+	t.Helper()
+	p := newBrowser(t, "about:blank", 1440, 900)
+	defer p.close()
+	p.do("start tracing", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, tracing.Start, tracing.StartParams{
+			TransferMode: tracing.StartTransferModeReturnAsStream,
+			TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{
+				"devtools.timeline", "disabled-by-default-devtools.timeline", "blink", "cc", "loading", "fonts",
+				"toplevel", "v8", "benchmark", "viz", "navigation", "renderer", "blink.user_timing",
+			}}})
+		return err
+	}))
+	p.do("open "+url, chromedp.Navigate(url))
+	p.until("painted", `document.readyState === 'complete' && performance.getEntriesByName('first-contentful-paint').length > 0`)
+	var trace bytes.Buffer
+	p.do("stop tracing", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		done := cdp.Events(ctx, tg, tracing.TracingComplete) // subscribed before End
+		if _, err := cdp.Call(ctx, tg, tracing.End, cdp.Empty{}); err != nil {
+			return err
+		}
+		var stream cdpio.StreamHandle
+		for ev, err := range done {
+			if err != nil {
+				return err
+			}
+			stream = ev.Stream
+			break
+		}
+		for {
+			r, err := cdp.Call(ctx, tg, cdpio.Read, cdpio.ReadParams{Handle: stream})
+			if err != nil {
+				return err
+			}
+			trace.Write(r.Data)
+			if r.EOF {
+				break
+			}
+		}
+		_, err := cdp.Call(ctx, tg, cdpio.Close, cdpio.CloseParams{Handle: stream})
+		return err
+	}))
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, trace.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Pid      int
+			Ts, Dur  float64
+			Tdur     float64
+			Args     struct {
+				FamilyName string `json:"family_name"`
+			}
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(trace.Bytes(), &doc); err != nil {
+		t.Fatalf("read the trace: %v", err)
+	}
+	// The renderer of the page is the process that marked its first
+	// contentful paint; what counts is what it did from the navigation's
+	// start (marked by the renderer it started in) to that mark.
+	var pid int
+	var start, fcp float64
+	for _, e := range doc.TraceEvents {
+		if e.Name == "firstContentfulPaint" {
+			pid, fcp = e.Pid, e.Ts
+		}
+	}
+	for _, e := range doc.TraceEvents {
+		if e.Name == "navigationStart" && e.Ts <= fcp && e.Ts > start {
+			start = e.Ts
+		}
+	}
+	if pid == 0 || start == 0 {
+		return "no first contentful paint in the trace"
+	}
+	type tally struct {
+		n         int
+		wall, cpu float64
+	}
+	sums := map[string]*tally{}
+	var families []string
+	for _, e := range doc.TraceEvents {
+		if e.Pid != pid || e.Ph != "X" || e.Ts < start || e.Ts > fcp {
+			continue
+		}
+		if sums[e.Name] == nil {
+			sums[e.Name] = &tally{}
+		}
+		s := sums[e.Name]
+		s.n++
+		s.wall += e.Dur / 1000
+		s.cpu += e.Tdur / 1000
+		if e.Name == "FontDataManager::onMatchFamilyStyle" {
+			families = append(families, e.Args.FamilyName)
+		}
+	}
+	get := func(name string) tally {
+		if s := sums[name]; s != nil {
+			return *s
+		}
+		return tally{}
+	}
+	font, strikes, fallback := get("FontCache::GetFontPlatformData"), get("WebSandboxSupportLinux::GetWebFontRenderStyleForStrike"), get("FontCache::FallbackFontForCharacter")
+	script, layout, raster := get("EvaluateScript"), get("Layout"), get("RasterTask")
+	return fmt.Sprintf("first contentful paint %.0f ms; font look-ups %d (%.0f ms waiting): %d strikes, %d fallback searches, families %q; "+
+		"script %.0f ms (%.0f ms CPU); layout %.0f ms (%.0f ms CPU); %d raster tasks %.0f ms (%.0f ms CPU)",
+		(fcp-start)/1000, font.n, font.wall, strikes.n, fallback.n, families, script.wall, script.cpu, layout.wall, layout.cpu, raster.n, raster.wall, raster.cpu)
 }

@@ -114,7 +114,7 @@ func (s *Server) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.status()
 	data := pageData{
-		Notice:      guard.ConfidentialNotice,
+		Notice:      noticeText(),
 		DataDir:     st.Rebuild.DataDir,
 		DataDirs:    s.dataDirs(),
 		CanLogout:   s.opt.Token != "",
@@ -176,6 +176,16 @@ func (s *Server) pageHistory(user, convID string) ([]exchange, string) {
 	return hist, ""
 }
 
+// noticeText is the confidentiality notice of seed 002 without its leading
+// ⚠️: the pages draw the sign with CSS (.ico-warn), as they do the danger
+// banner's. The emoji is in no font the page names, so laying it out sent
+// Chromium through the whole font-family list and a fallback font before
+// the first paint (docs/BENCHMARKS.md, issue #21), and it was tofu on a
+// machine without an emoji font.
+func noticeText() string {
+	return strings.TrimSpace(strings.TrimPrefix(guard.ConfidentialNotice, "⚠️"))
+}
+
 type loginData struct {
 	Notice string
 	Error  string
@@ -184,7 +194,7 @@ type loginData struct {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	var buf bytes.Buffer
-	if err := s.page.login.Execute(&buf, loginData{Notice: guard.ConfidentialNotice, Error: msg, CSS: s.static.inlineCSS()}); err != nil {
+	if err := s.page.login.Execute(&buf, loginData{Notice: noticeText(), Error: msg, CSS: s.static.inlineCSS()}); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

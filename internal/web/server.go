@@ -467,7 +467,15 @@ func securityHeaders(h http.Handler, csp string) http.Handler {
 		// cross-origin check could not tell them from a forged request.
 		// Other sites still get no referrer.
 		hd.Set("Referrer-Policy", "same-origin")
-		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		// No Cross-Origin-Opener-Policy: "same-origin" made Chromium put the
+		// page in a new browsing context group, so the first visit in a
+		// new tab waited for a new renderer process to start — about a
+		// third of a second added to the first paint on the 2-core test
+		// machine (docs/BENCHMARKS.md, issue #21). What it guarded against
+		// is covered otherwise: the page cannot be framed
+		// (frame-ancestors, X-Frame-Options), opens other pages with
+		// noopener, and holds no frames or state a window handle could
+		// read.
 		h.ServeHTTP(w, r)
 	})
 }
