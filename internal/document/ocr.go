@@ -1,13 +1,10 @@
 package document
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"github.com/shirube/shirube/internal/proc"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/ocr"
+	"github.com/shirube/shirube/internal/proc"
 )
 
 // OCRMode says which PDF pages are read by OCR (Options.OCRMode).
@@ -148,6 +146,11 @@ func (e *Extractor) ocrReady(ctx context.Context, needPPM bool) bool {
 		}
 		if p, err := exec.LookPath(name); err == nil {
 			e.ppmTool = p
+			// pdfimages comes with pdftoppm (poppler-utils); without it
+			// scans are rendered like other pages.
+			if p, err := exec.LookPath(filepath.Join(filepath.Dir(p), "pdfimages")); err == nil {
+				e.imgTool = p
+			}
 		} else if e.opt.Warn != nil {
 			e.opt.Warn("pdftoppm not found — PDF pages without text cannot be OCR'd; install poppler-utils poppler-data")
 		}
@@ -335,7 +338,7 @@ func ocrBatches(pages []int, workers int) [][]int {
 // ocrPDFPages renders the pages of one batch (indexes) at OCRDPI and reads
 // them with one tesseract run, holding one OCR slot. In auto mode a
 // readable text layer is replaced only when OCR finds clearly more text.
-func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, sizes map[int][2]float64, texts []string, mode OCRMode) (map[int]ocrPage, []string) {
+func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, sizes map[int]pageSize, texts []string, mode OCRMode) (map[int]ocrPage, []string) {
 	defer func() {
 		for range batch {
 			e.ocrDone()
@@ -349,14 +352,21 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 	var notes []string
 	var imgs [][]byte
 	var read []int // indexes whose image is in imgs
+	nums := make([]int, len(batch))
+	for k, i := range batch {
+		nums[k] = i + 1
+	}
+	lctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+	scans := e.tools().scans(lctx, path, nums, sizes)
+	cancel()
 	for _, i := range batch {
 		n, size := i+1, sizes[i+1]
-		if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
+		if px := size.w / 72 * OCRDPI * size.h / 72 * OCRDPI; px > float64(e.maxPixels()) {
 			notes = append(notes, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000))
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-		img, err := e.renderPage(rctx, path, n, OCRDPI)
+		img, err := e.tools().ocrPageImage(rctx, path, n, scans[n])
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -413,37 +423,18 @@ func (e *Extractor) maxPixels() int64 {
 	return DefaultMaxImagePixels
 }
 
-// renderPage renders page n of the PDF at path as an 8-bit grey PGM at
-// dpi, in pdftoppm's own process group.
-func (e *Extractor) renderPage(ctx context.Context, path string, n, dpi int) ([]byte, error) {
-	run, err := runTool(ctx, 0, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if d := firstLine(run.stderr.String()); d != "" {
-			return nil, errors.New(d)
-		}
-		return nil, err
-	}
-	if run.stdout.Len() == 0 {
-		return nil, errors.New("pdftoppm wrote no image")
-	}
-	return run.stdout.Bytes(), nil
-}
-
 // pageInk renders page n at inkDPI and counts its dark pixels.
 func (e *Extractor) pageInk(ctx context.Context, path string, n int) (int, error) {
-	img, err := e.renderPage(ctx, path, n, inkDPI)
+	img, err := e.tools().render(ctx, path, n, inkDPI)
 	if err != nil {
 		return 0, err
 	}
-	pix, err := pgmPixels(img)
+	g, err := ocr.DecodePNM(img)
 	if err != nil {
 		return 0, err
 	}
 	dark := 0
-	for _, p := range pix {
+	for _, p := range g.Pix {
 		if p < 160 {
 			dark++
 		}
@@ -451,30 +442,28 @@ func (e *Extractor) pageInk(ctx context.Context, path string, n int) (int, error
 	return dark, nil
 }
 
-// pgmPixels returns the pixel bytes of a binary 8-bit PGM (P5).
-func pgmPixels(img []byte) ([]byte, error) {
-	r := bufio.NewReader(bytes.NewReader(img))
-	var magic string
-	var w, h, max int
-	if _, err := fmt.Fscan(r, &magic, &w, &h, &max); err != nil || magic != "P5" || max > 255 || w <= 0 || h <= 0 {
-		return nil, errors.New("not an 8-bit PGM image")
-	}
-	if _, err := r.ReadByte(); err != nil { // the one white space after maxval
-		return nil, err
-	}
-	head := len(img) - r.Buffered()
-	if len(img)-head < w*h {
-		return nil, errors.New("PGM image is truncated")
-	}
-	return img[head : head+w*h], nil
+// tools are the poppler programs that make page images (after ocrReady).
+func (e *Extractor) tools() pageTools {
+	return pageTools{pdftoppm: e.ppmTool, pdfimages: e.imgTool}
 }
 
-// pageSizeLine matches pdfinfo's "Page    3 size: 595.276 x 841.89 pts".
-var pageSizeLine = regexp.MustCompile(`^Page\s+(\d+) size:\s+([0-9.]+) x ([0-9.]+) pts`)
+// pageSizeLine matches pdfinfo's "Page    3 size: 595.276 x 841.89 pts"
+// and pageRotLine its "Page    3 rot:  90".
+var (
+	pageSizeLine = regexp.MustCompile(`^Page\s+(\d+) size:\s+([0-9.]+) x ([0-9.]+) pts`)
+	pageRotLine  = regexp.MustCompile(`^Page\s+(\d+) rot:\s+(\d+)`)
+)
 
-// pdfPageSizes returns the size in points of every page, from pdfinfo.
-func pdfPageSizes(ctx context.Context, path string, pages int) (map[int][2]float64, error) {
-	sizes := map[int][2]float64{}
+// pageSize is a page's size in points and its rotation in degrees.
+type pageSize struct {
+	w, h float64
+	rot  int
+}
+
+// pdfPageSizes returns the size in points and the rotation of every page,
+// from pdfinfo.
+func pdfPageSizes(ctx context.Context, path string, pages int) (map[int]pageSize, error) {
+	sizes := map[int]pageSize{}
 	tool, err := exec.LookPath("pdfinfo")
 	if err != nil {
 		return sizes, err
@@ -484,17 +473,31 @@ func pdfPageSizes(ctx context.Context, path string, pages int) (map[int][2]float
 	if err != nil {
 		return sizes, err
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	return parsePageSizes(string(out)), nil
+}
+
+// parsePageSizes reads pdfinfo -f -l output (pdfPageSizes).
+func parsePageSizes(out string) map[int]pageSize {
+	sizes := map[int]pageSize{}
+	for _, line := range strings.Split(out, "\n") {
+		if m := pageRotLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			s := sizes[n]
+			s.rot, _ = strconv.Atoi(m[2])
+			sizes[n] = s
+			continue
+		}
 		m := pageSizeLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
 		n, _ := strconv.Atoi(m[1])
-		w, _ := strconv.ParseFloat(m[2], 64)
-		h, _ := strconv.ParseFloat(m[3], 64)
-		sizes[n] = [2]float64{w, h}
+		s := sizes[n]
+		s.w, _ = strconv.ParseFloat(m[2], 64)
+		s.h, _ = strconv.ParseFloat(m[3], 64)
+		sizes[n] = s
 	}
-	return sizes, nil
+	return sizes
 }
 
 // sortNotes orders "page N: …" notes by page number.
