@@ -9,8 +9,9 @@
 //	    [-fixture internal/document/testdata/ocr/vertical.png=TEXTFILE] [-workers 2] [-cache DIR]
 //
 // The image-only PDFs come from bench/ocr/make-image-pdfs.sh (same file
-// names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey) and
-// read by internal/ocr exactly as `shirube index` does (-batch pages of a
+// names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey,
+// handed to Tesseract as TIFF: document.OCRPageImage) and read by
+// internal/ocr exactly as `shirube index` does (-batch pages of a
 // document per tesseract run, reading order and clean-up from the word
 // boxes); the reference is `pdftotext -raw` of the original page. Pages
 // whose text layer is empty are left out. The figures, each over the
@@ -31,6 +32,17 @@
 //     page header; every misread, missing or extra character still counts.
 //   - order-free CER: characters as a multiset, max(reference characters
 //     OCR lacks, OCR characters the reference lacks): no order at all.
+//   - body-text CER: the line-move CER w/o leaders of the reading without
+//     the words whose centre lies inside a raster image of the original
+//     page (the <image> boxes of pdftohtml -xml: photos, scanned forms,
+//     charts drawn as pictures, whose text the text layer does not have).
+//     Computed from the page alone — where its pictures are — never from
+//     where the reading differs from the reference; the reference is kept
+//     whole (text it has inside a picture counts as missing), vector
+//     drawings are not pictures, and the OCR characters left out are
+//     reported beside it. It measures the text a reader reads as running
+//     text and tables: not leaders, not text in pictures, not the order of
+//     page furniture (headers, captions).
 //
 // A second table splits the CER's edits by cause: leaders and rules, reading
 // order, text the text layer lacks (text in pictures, or noise), text OCR
@@ -90,7 +102,6 @@ func main() {
 	pagesOut := flag.String("pages", "", "write per-page CER lines (TSV) to this file")
 	dumpDir := flag.String("dump", "", "write each page's reference and reading to DIR/X-pN.{ref,got}.txt")
 	batch := flag.Int("batch", 8, "pages of one document read by one tesseract run (1: a run per page, as before)")
-	renderAll := flag.Bool("render", false, "render every page with pdftoppm, also scans that shirube index takes out as they are (to compare)")
 	tsvDir := flag.String("tsv", "", "read Tesseract's TSV for page N of X.pdf from DIR/X-pN.tsv instead of running it (to try layout changes on saved readings)")
 	var fixtures []string
 	flag.Func("fixture", "IMAGE=TEXTFILE: an image and its exact text (repeatable)", func(s string) error {
@@ -107,7 +118,7 @@ func main() {
 
 	type job struct {
 		p   *page
-		img func() ([]byte, bool, error) // the image and whether it is a scan taken out as it is
+		img func() ([]byte, error)
 	}
 	var jobs []job
 	var pages []*page
@@ -131,10 +142,7 @@ func main() {
 				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1], pictures: pictures[i+1]}
 				pages = append(pages, p)
 				n := i + 1
-				jobs = append(jobs, job{p, func() ([]byte, bool, error) {
-					imgs, scans, errs := document.OCRPageImages(ctx, img, []int{n}, *renderAll)
-					return imgs[0], scans[0], errs[0]
-				}})
+				jobs = append(jobs, job{p, func() ([]byte, error) { return document.OCRPageImage(ctx, img, n) }})
 			}
 		}
 	}
@@ -151,10 +159,7 @@ func main() {
 		}
 		p := &page{doc: filepath.Base(img), n: 1, ref: string(ref)}
 		pages = append(pages, p)
-		jobs = append(jobs, job{p, func() ([]byte, bool, error) {
-			b, err := os.ReadFile(img)
-			return b, false, err
-		}})
+		jobs = append(jobs, job{p, func() ([]byte, error) { return os.ReadFile(img) }})
 	}
 
 	start := time.Now()
@@ -170,7 +175,6 @@ func main() {
 		}
 		groups = append(groups, []job{j})
 	}
-	scans := 0
 	ch := make(chan []job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -188,12 +192,7 @@ func main() {
 						j.p.set(r, err)
 						continue
 					}
-					img, scan, err := j.img()
-					if scan {
-						mu.Lock()
-						scans++
-						mu.Unlock()
-					}
+					img, err := j.img()
 					if err != nil {
 						j.p.err = err
 						continue
@@ -334,8 +333,8 @@ func main() {
 	rcpu := (children1 - children0).Seconds() - cpu
 	scpu := (self1 - self0).Seconds()
 	per := func(x float64) float64 { return x / float64(max(len(jobs), 1)) }
-	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); page images (pdftoppm, pdfimages, pdfinfo; %d pages taken out as scans) %.1f CPU s (%.2f per page); this process %.1f CPU s (%.2f per page)\n",
-		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, per(cpu), scans, rcpu, per(rcpu), scpu, per(scpu))
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); page images (pdftoppm) %.1f CPU s (%.2f per page); this process %.1f CPU s (%.2f per page)\n",
+		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, per(cpu), rcpu, per(rcpu), scpu, per(scpu))
 }
 
 // leaders matches a run of dot leaders.

@@ -156,7 +156,6 @@ type Extractor struct {
 	ocrWarn  sync.Once     // the one note of a run without Tesseract
 	ppmOnce  sync.Once     // looks up pdftoppm
 	ppmTool  string        // resolved pdftoppm path; "" when missing
-	imgTool  string        // resolved pdfimages path (beside pdftoppm); "" when missing
 	slotOnce sync.Once     // makes slots
 	slots    chan struct{} // one place per page being read (OCRWorkers)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -146,11 +145,6 @@ func (e *Extractor) ocrReady(ctx context.Context, needPPM bool) bool {
 		}
 		if p, err := exec.LookPath(name); err == nil {
 			e.ppmTool = p
-			// pdfimages comes with pdftoppm (poppler-utils); without it
-			// scans are rendered like other pages.
-			if p, err := exec.LookPath(filepath.Join(filepath.Dir(p), "pdfimages")); err == nil {
-				e.imgTool = p
-			}
 		} else if e.opt.Warn != nil {
 			e.opt.Warn("pdftoppm not found — PDF pages without text cannot be OCR'd; install poppler-utils poppler-data")
 		}
@@ -338,7 +332,7 @@ func ocrBatches(pages []int, workers int) [][]int {
 // ocrPDFPages renders the pages of one batch (indexes) at OCRDPI and reads
 // them with one tesseract run, holding one OCR slot. In auto mode a
 // readable text layer is replaced only when OCR finds clearly more text.
-func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, sizes map[int]pageSize, texts []string, mode OCRMode) (map[int]ocrPage, []string) {
+func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, sizes map[int][2]float64, texts []string, mode OCRMode) (map[int]ocrPage, []string) {
 	defer func() {
 		for range batch {
 			e.ocrDone()
@@ -352,21 +346,14 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 	var notes []string
 	var imgs [][]byte
 	var read []int // indexes whose image is in imgs
-	nums := make([]int, len(batch))
-	for k, i := range batch {
-		nums[k] = i + 1
-	}
-	lctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-	scans := e.tools().scans(lctx, path, nums, sizes)
-	cancel()
 	for _, i := range batch {
 		n, size := i+1, sizes[i+1]
-		if px := size.w / 72 * OCRDPI * size.h / 72 * OCRDPI; px > float64(e.maxPixels()) {
+		if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
 			notes = append(notes, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000))
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-		img, err := e.tools().ocrPageImage(rctx, path, n, scans[n])
+		img, err := ocrPageImage(rctx, e.ppmTool, path, n)
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -425,7 +412,7 @@ func (e *Extractor) maxPixels() int64 {
 
 // pageInk renders page n at inkDPI and counts its dark pixels.
 func (e *Extractor) pageInk(ctx context.Context, path string, n int) (int, error) {
-	img, err := e.tools().render(ctx, path, n, inkDPI)
+	img, err := renderPage(ctx, e.ppmTool, path, n, inkDPI)
 	if err != nil {
 		return 0, err
 	}
@@ -442,28 +429,12 @@ func (e *Extractor) pageInk(ctx context.Context, path string, n int) (int, error
 	return dark, nil
 }
 
-// tools are the poppler programs that make page images (after ocrReady).
-func (e *Extractor) tools() pageTools {
-	return pageTools{pdftoppm: e.ppmTool, pdfimages: e.imgTool}
-}
+// pageSizeLine matches pdfinfo's "Page    3 size: 595.276 x 841.89 pts".
+var pageSizeLine = regexp.MustCompile(`^Page\s+(\d+) size:\s+([0-9.]+) x ([0-9.]+) pts`)
 
-// pageSizeLine matches pdfinfo's "Page    3 size: 595.276 x 841.89 pts"
-// and pageRotLine its "Page    3 rot:  90".
-var (
-	pageSizeLine = regexp.MustCompile(`^Page\s+(\d+) size:\s+([0-9.]+) x ([0-9.]+) pts`)
-	pageRotLine  = regexp.MustCompile(`^Page\s+(\d+) rot:\s+(\d+)`)
-)
-
-// pageSize is a page's size in points and its rotation in degrees.
-type pageSize struct {
-	w, h float64
-	rot  int
-}
-
-// pdfPageSizes returns the size in points and the rotation of every page,
-// from pdfinfo.
-func pdfPageSizes(ctx context.Context, path string, pages int) (map[int]pageSize, error) {
-	sizes := map[int]pageSize{}
+// pdfPageSizes returns the size in points of every page, from pdfinfo.
+func pdfPageSizes(ctx context.Context, path string, pages int) (map[int][2]float64, error) {
+	sizes := map[int][2]float64{}
 	tool, err := exec.LookPath("pdfinfo")
 	if err != nil {
 		return sizes, err
@@ -473,31 +444,17 @@ func pdfPageSizes(ctx context.Context, path string, pages int) (map[int]pageSize
 	if err != nil {
 		return sizes, err
 	}
-	return parsePageSizes(string(out)), nil
-}
-
-// parsePageSizes reads pdfinfo -f -l output (pdfPageSizes).
-func parsePageSizes(out string) map[int]pageSize {
-	sizes := map[int]pageSize{}
-	for _, line := range strings.Split(out, "\n") {
-		if m := pageRotLine.FindStringSubmatch(line); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			s := sizes[n]
-			s.rot, _ = strconv.Atoi(m[2])
-			sizes[n] = s
-			continue
-		}
+	for _, line := range strings.Split(string(out), "\n") {
 		m := pageSizeLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
 		n, _ := strconv.Atoi(m[1])
-		s := sizes[n]
-		s.w, _ = strconv.ParseFloat(m[2], 64)
-		s.h, _ = strconv.ParseFloat(m[3], 64)
-		sizes[n] = s
+		w, _ := strconv.ParseFloat(m[2], 64)
+		h, _ := strconv.ParseFloat(m[3], 64)
+		sizes[n] = [2]float64{w, h}
 	}
-	return sizes
+	return sizes, nil
 }
 
 // sortNotes orders "page N: …" notes by page number.
