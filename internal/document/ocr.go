@@ -346,24 +346,46 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 	var notes []string
 	var imgs [][]byte
 	var read []int // indexes whose image is in imgs
+	var fit []int  // indexes of the pages under the pixel limit
 	for _, i := range batch {
 		n, size := i+1, sizes[i+1]
 		if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
 			notes = append(notes, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000))
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-		img, err := ocrPageImage(rctx, e.ppmTool, path, n)
-		cancel()
-		if err != nil {
+		fit = append(fit, i)
+	}
+	// Consecutive pages are rendered by one pdftoppm run; when that
+	// fails, each page on its own, so one bad page costs only itself.
+	for _, run := range consecutive(fit) {
+		if len(run) > 1 {
+			rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout()*time.Duration(len(run)))
+			got, err := ocrPageImages(rctx, e.ppmTool, path, run[0]+1, run[len(run)-1]+1)
+			cancel()
+			if err == nil {
+				imgs = append(imgs, got...)
+				read = append(read, run...)
+				continue
+			}
 			if ctx.Err() != nil {
 				return nil, nil
 			}
-			notes = append(notes, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err))
-			continue
 		}
-		imgs = append(imgs, img)
-		read = append(read, i)
+		for _, i := range run {
+			n := i + 1
+			rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+			img, err := ocrPageImage(rctx, e.ppmTool, path, n)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				notes = append(notes, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err))
+				continue
+			}
+			imgs = append(imgs, img)
+			read = append(read, i)
+		}
 	}
 	if len(imgs) == 0 {
 		return nil, notes
@@ -392,6 +414,20 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 		notes = append(notes, ocrNote(n, r))
 	}
 	return out, notes
+}
+
+// consecutive splits ascending page indexes into runs of consecutive
+// ones.
+func consecutive(pages []int) [][]int {
+	var out [][]int
+	for k, i := range pages {
+		if k > 0 && i == pages[k-1]+1 {
+			out[len(out)-1] = append(out[len(out)-1], i)
+			continue
+		}
+		out = append(out, []int{i})
+	}
+	return out
 }
 
 // OCRTimeout is the per-page OCR limit: Options.OCRPageTimeout, or

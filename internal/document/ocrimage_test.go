@@ -5,6 +5,8 @@ import (
 	"context"
 	"image"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"golang.org/x/image/tiff"
@@ -70,5 +72,54 @@ func TestPageInk(t *testing.T) {
 	// most pixels are dark.
 	if ink <= 0 || ink > 60*28/2 {
 		t.Errorf("ink = %d dark pixels", ink)
+	}
+}
+
+// TestOCRPageImages: a range of pages rendered by one pdftoppm run gives
+// each page's image exactly as rendering it alone does; a range past the
+// last page is an error (the caller then renders page by page).
+func TestOCRPageImages(t *testing.T) {
+	for _, tool := range []string{"pdftoppm", "pdfunite"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool, " not installed")
+		}
+	}
+	ctx := context.Background()
+	two := filepath.Join(t.TempDir(), "two.pdf")
+	if out, err := exec.Command("pdfunite", "testdata/ocr/scanned.pdf", "testdata/one_page.pdf", two).CombinedOutput(); err != nil {
+		t.Fatalf("pdfunite: %v %s", err, out)
+	}
+	imgs, err := ocrPageImages(ctx, "pdftoppm", two, 1, 2)
+	if err != nil || len(imgs) != 2 {
+		t.Fatalf("%d images, %v", len(imgs), err)
+	}
+	for n := 1; n <= 2; n++ {
+		alone, err := OCRPageImage(ctx, two, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(imgs[n-1], alone) {
+			t.Errorf("page %d: the range's image differs from the page rendered alone", n)
+		}
+	}
+	if _, err := ocrPageImages(ctx, "pdftoppm", two, 2, 3); err == nil {
+		t.Error("pages 2–3 of a two-page PDF: no error")
+	}
+}
+
+func TestConsecutive(t *testing.T) {
+	tests := []struct {
+		in   []int
+		want [][]int
+	}{
+		{nil, nil},
+		{[]int{4}, [][]int{{4}}},
+		{[]int{0, 1, 2}, [][]int{{0, 1, 2}}},
+		{[]int{0, 1, 3, 4, 7}, [][]int{{0, 1}, {3, 4}, {7}}},
+	}
+	for _, tc := range tests {
+		if got := consecutive(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("consecutive(%v) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

@@ -24,27 +24,51 @@ type Gray struct {
 // pdfimages write. A PPM's colours become grey as poppler makes them
 // (0.3 R + 0.59 G + 0.11 B).
 func DecodePNM(img []byte) (Gray, error) {
+	g, _, err := decodePNM(img)
+	return g, err
+}
+
+// DecodePNMs reads images that follow one another, as pdftoppm writes the
+// pages of a range to its standard output, each as DecodePNM does.
+func DecodePNMs(b []byte) ([]Gray, error) {
+	var out []Gray
+	for len(b) > 0 {
+		g, rest, err := decodePNM(b)
+		if err != nil {
+			return nil, fmt.Errorf("image %d: %w", len(out)+1, err)
+		}
+		out = append(out, g)
+		b = rest
+	}
+	return out, nil
+}
+
+// decodePNM is DecodePNM, also returning the bytes after the image.
+func decodePNM(img []byte) (Gray, []byte, error) {
 	magic, fields, data, ok := pnmHeader(img)
 	if !ok {
-		return Gray{}, errors.New("not a binary PNM image")
+		return Gray{}, nil, errors.New("not a binary PNM image")
 	}
 	w, h, maxval := fields[0], fields[1], 1
 	if magic != "P4" {
 		maxval = fields[2]
 	}
 	if w <= 0 || h <= 0 || w > 1<<16 || h > 1<<16 || maxval < 1 || maxval > 255 {
-		return Gray{}, fmt.Errorf("unsupported PNM image (%s %dx%d, maxval %d)", magic, w, h, maxval)
+		return Gray{}, nil, fmt.Errorf("unsupported PNM image (%s %dx%d, maxval %d)", magic, w, h, maxval)
 	}
 	g := Gray{W: w, H: h}
+	var n int // bytes of pixel data
 	switch magic {
 	case "P5":
+		n = w * h
 		if len(data) < w*h {
-			return Gray{}, errors.New("PGM image is truncated")
+			return Gray{}, nil, errors.New("PGM image is truncated")
 		}
 		g.Pix = data[:w*h]
 	case "P6":
+		n = 3 * w * h
 		if len(data) < 3*w*h {
-			return Gray{}, errors.New("PPM image is truncated")
+			return Gray{}, nil, errors.New("PPM image is truncated")
 		}
 		g.Pix = make([]byte, w*h)
 		for i := range g.Pix {
@@ -53,8 +77,9 @@ func DecodePNM(img []byte) (Gray, error) {
 		}
 	case "P4":
 		stride := (w + 7) / 8
+		n = stride * h
 		if len(data) < stride*h {
-			return Gray{}, errors.New("PBM image is truncated")
+			return Gray{}, nil, errors.New("PBM image is truncated")
 		}
 		g.Pix = make([]byte, w*h)
 		for y := range h {
@@ -66,7 +91,7 @@ func DecodePNM(img []byte) (Gray, error) {
 			}
 		}
 	default:
-		return Gray{}, fmt.Errorf("unsupported PNM image %q", magic)
+		return Gray{}, nil, fmt.Errorf("unsupported PNM image %q", magic)
 	}
 	if maxval != 255 && magic != "P4" {
 		pix := make([]byte, len(g.Pix))
@@ -75,7 +100,7 @@ func DecodePNM(img []byte) (Gray, error) {
 		}
 		g.Pix = pix
 	}
-	return g, nil
+	return g, data[n:], nil
 }
 
 // pnmHeader splits a binary PNM image into its magic number ("P4" …),

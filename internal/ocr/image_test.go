@@ -53,6 +53,21 @@ func TestDecodePNM(t *testing.T) {
 	}
 }
 
+// TestDecodePNMs: images one after the other, as pdftoppm writes a range
+// of pages; a truncated last image is an error.
+func TestDecodePNMs(t *testing.T) {
+	gs, err := DecodePNMs([]byte("P5\n2 1\n255\n\x00\xffP5 1 2 255\n\x10\x20P4\n1 1\n\x80"))
+	if err != nil || len(gs) != 3 {
+		t.Fatalf("%d images, %v", len(gs), err)
+	}
+	if !bytes.Equal(gs[0].Pix, []byte{0, 255}) || gs[1].H != 2 || !bytes.Equal(gs[1].Pix, []byte{16, 32}) || !bytes.Equal(gs[2].Pix, []byte{0}) {
+		t.Errorf("images %+v", gs)
+	}
+	if _, err := DecodePNMs([]byte("P5\n1 1\n255\n\x00P5\n2 2\n255\n\x00")); err == nil || !strings.Contains(err.Error(), "image 2") {
+		t.Errorf("truncated second image: %v", err)
+	}
+}
+
 // TestGrayTIFF: the TIFF a Gray encodes decodes (golang.org/x/image/tiff)
 // to the same pixels, for odd and even sizes.
 func TestGrayTIFF(t *testing.T) {
