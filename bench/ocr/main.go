@@ -9,8 +9,9 @@
 //	    [-fixture internal/document/testdata/ocr/vertical.png=TEXTFILE] [-workers 2] [-cache DIR]
 //
 // The image-only PDFs come from bench/ocr/make-image-pdfs.sh (same file
-// names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey) and
-// read by internal/ocr exactly as `shirube index` does (-batch pages of a
+// names). Each page is rendered with pdftoppm at 300 dpi (8-bit grey,
+// handed to Tesseract as TIFF: document.OCRPageImage) and read by
+// internal/ocr exactly as `shirube index` does (-batch pages of a
 // document per tesseract run, reading order and clean-up from the word
 // boxes); the reference is `pdftotext -raw` of the original page. Pages
 // whose text layer is empty are left out. The figures, each over the
@@ -31,6 +32,17 @@
 //     page header; every misread, missing or extra character still counts.
 //   - order-free CER: characters as a multiset, max(reference characters
 //     OCR lacks, OCR characters the reference lacks): no order at all.
+//   - body-text CER: the line-move CER w/o leaders of the reading without
+//     the words whose centre lies inside a raster image of the original
+//     page (the <image> boxes of pdftohtml -xml: photos, scanned forms,
+//     charts drawn as pictures, whose text the text layer does not have).
+//     Computed from the page alone — where its pictures are — never from
+//     where the reading differs from the reference; the reference is kept
+//     whole (text it has inside a picture counts as missing), vector
+//     drawings are not pictures, and the OCR characters left out are
+//     reported beside it. It measures the text a reader reads as running
+//     text and tables: not leaders, not text in pictures, not the order of
+//     page furniture (headers, captions).
 //
 // A second table splits the CER's edits by cause: leaders and rules, reading
 // order, text the text layer lacks (text in pictures, or noise), text OCR
@@ -42,7 +54,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -54,14 +65,18 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/shirube/shirube/internal/analysis"
+	"github.com/shirube/shirube/internal/document"
 	"github.com/shirube/shirube/internal/ocr"
 )
 
 type page struct {
-	images   bool // the original page holds a raster image, whose text its text layer lacks
+	images   bool  // the original page holds a raster image, whose text its text layer lacks
+	pictures []box // where the original page draws its raster images, in pixels of the page image
+	words    []ocr.Word
 	doc      string
 	n        int
 	ref, got string
@@ -74,6 +89,7 @@ type page struct {
 // set records a reading of p.
 func (p *page) set(r ocr.Result, err error) {
 	p.got, p.conf, p.vertical, p.err = r.Text, r.Confidence, r.Vertical, err
+	p.words = r.Words
 	p.tess = ocr.TesseractOrder(r.Words)
 }
 
@@ -102,7 +118,7 @@ func main() {
 
 	type job struct {
 		p   *page
-		img func() ([]byte, time.Duration, error) // the image and the CPU time rendering it took
+		img func() ([]byte, error)
 	}
 	var jobs []job
 	var pages []*page
@@ -114,6 +130,7 @@ func main() {
 			img := filepath.Join(*images, name)
 			refs, err := textLayer(ctx, orig)
 			withImages := imagePages(ctx, orig)
+			pictures := pictureBoxes(ctx, orig)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, name, err)
 				continue
@@ -122,10 +139,10 @@ func main() {
 				if strings.TrimSpace(ref) == "" {
 					continue
 				}
-				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1]}
+				p := &page{doc: name, n: i + 1, ref: ref, images: withImages[i+1], pictures: pictures[i+1]}
 				pages = append(pages, p)
 				n := i + 1
-				jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) { return render(ctx, img, n) }})
+				jobs = append(jobs, job{p, func() ([]byte, error) { return document.OCRPageImage(ctx, img, n) }})
 			}
 		}
 	}
@@ -142,13 +159,11 @@ func main() {
 		}
 		p := &page{doc: filepath.Base(img), n: 1, ref: string(ref)}
 		pages = append(pages, p)
-		jobs = append(jobs, job{p, func() ([]byte, time.Duration, error) {
-			b, err := os.ReadFile(img)
-			return b, 0, err
-		}})
+		jobs = append(jobs, job{p, func() ([]byte, error) { return os.ReadFile(img) }})
 	}
 
 	start := time.Now()
+	self0, children0 := cpuTimes()
 	// Pages go to the workers in groups of -batch pages of one document,
 	// each group read by one tesseract run as shirube index does.
 	var groups [][]job
@@ -160,7 +175,6 @@ func main() {
 		}
 		groups = append(groups, []job{j})
 	}
-	var renderCPU time.Duration
 	ch := make(chan []job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -178,10 +192,7 @@ func main() {
 						j.p.set(r, err)
 						continue
 					}
-					img, cpu, err := j.img()
-					mu.Lock()
-					renderCPU += cpu
-					mu.Unlock()
+					img, err := j.img()
 					if err != nil {
 						j.p.err = err
 						continue
@@ -211,10 +222,12 @@ func main() {
 	close(ch)
 	wg.Wait()
 	took := time.Since(start)
+	self1, children1 := cpuTimes()
 	fmt.Fprintln(os.Stderr)
 
 	type agg struct {
 		dist, dist2, distT, bag, ref, ref2, pages, failed, vertical int
+		body, bodyLeft                                              int // body-text CER edits; OCR characters left out as text in pictures
 		al                                                          ocr.LineAlignment
 		cers                                                        []float64
 	}
@@ -235,6 +248,9 @@ func main() {
 		x.al.Extra += al.Extra
 		x.al.Within += al.Within
 		x.al.WithinPunct += al.WithinPunct
+		body, left := bodyText(p)
+		x.body += ocr.AlignLines(normLines(p.ref, true), normLines(body, true)).Edits
+		x.bodyLeft += left
 		x.pages++
 		if p.err != nil {
 			x.failed++
@@ -244,7 +260,7 @@ func main() {
 		}
 	}
 	var perPage strings.Builder
-	perPage.WriteString("document\tpage\tref_chars\tcer\ttesseract_order_cer\tline_move_cer\torder_free_cer\tmissing\textra\twithin\twithin_punct\tconfidence\n")
+	perPage.WriteString("document\tpage\tref_chars\tcer\ttesseract_order_cer\tline_move_cer\torder_free_cer\tmissing\textra\twithin\twithin_punct\tconfidence\tbody_cer\n")
 	byDoc := map[string]*agg{}
 	var order []string
 	total := &agg{}
@@ -264,9 +280,9 @@ func main() {
 			add(text, p)
 		}
 		r := float64(max(one.ref, 1))
-		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%.1f\n", p.doc, p.n, one.ref,
-			float64(one.dist)/r, float64(one.distT)/r, float64(one.al.Edits)/r, float64(one.bag)/r,
-			one.al.Missing, one.al.Extra, one.al.Within, one.al.WithinPunct, p.conf)
+		fmt.Fprintf(&perPage, "%s\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%.1f\t%.4f\n", p.doc, p.n, one.ref,
+			float64(one.dist)/r, float64(one.distT)/r, float64(one.al.Edits)/float64(max(one.ref2, 1)), float64(one.bag)/r,
+			one.al.Missing, one.al.Extra, one.al.Within, one.al.WithinPunct, p.conf, float64(one.body)/float64(max(one.ref2, 1)))
 		if p.err != nil {
 			fmt.Fprintf(os.Stderr, "%s p.%d: %v\n", p.doc, p.n, p.err)
 		}
@@ -282,12 +298,13 @@ func main() {
 		}
 	}
 	pct := func(n, d int) string { return fmt.Sprintf("%.2f %%", 100*float64(n)/float64(max(d, 1))) }
-	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER, Tesseract's order | CER | CER w/o leaders | line-move CER w/o leaders | order-free CER | median page CER |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| document | pages | read as vertical | failed | reference chars | CER, Tesseract's order | CER | CER w/o leaders | line-move CER w/o leaders | order-free CER | median page CER | body-text CER | OCR chars in pictures |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	row := func(name string, a *agg) {
 		sort.Float64s(a.cers)
-		fmt.Printf("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %.2f %% |\n", name, a.pages, a.vertical, a.failed, a.ref,
-			pct(a.distT, a.ref), pct(a.dist, a.ref), pct(a.dist2, a.ref2), pct(a.al.Edits, a.ref2), pct(a.bag, a.ref), 100*a.cers[len(a.cers)/2])
+		fmt.Printf("| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %.2f %% | %s | %d |\n", name, a.pages, a.vertical, a.failed, a.ref,
+			pct(a.distT, a.ref), pct(a.dist, a.ref), pct(a.dist2, a.ref2), pct(a.al.Edits, a.ref2), pct(a.bag, a.ref), 100*a.cers[len(a.cers)/2],
+			pct(a.body, a.ref2), a.bodyLeft)
 	}
 	for _, d := range order {
 		row(d, byDoc[d])
@@ -313,9 +330,11 @@ func main() {
 	}
 	runs := eng.Runs()
 	cpu := eng.CPUTime().Seconds()
-	rcpu := renderCPU.Seconds()
-	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); pdftoppm %.1f CPU s (%.2f per page)\n",
-		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, cpu/float64(max(len(jobs), 1)), rcpu, rcpu/float64(max(len(jobs), 1)))
+	rcpu := (children1 - children0).Seconds() - cpu
+	scpu := (self1 - self0).Seconds()
+	per := func(x float64) float64 { return x / float64(max(len(jobs), 1)) }
+	fmt.Printf("\n%d pages in %.1f s with %d workers (OMP_THREAD_LIMIT=%d, -batch %d): %.3f pages/s; %d tesseract runs, %.1f CPU s (%.2f CPU s per page read); page images (pdftoppm) %.1f CPU s (%.2f per page); this process %.1f CPU s (%.2f per page)\n",
+		len(jobs), took.Seconds(), *workers, *threads, *batch, float64(len(jobs))/took.Seconds(), runs, cpu, per(cpu), rcpu, per(rcpu), scpu, per(scpu))
 }
 
 // leaders matches a run of dot leaders.
@@ -381,6 +400,84 @@ func bagDistance(a, b []rune) int {
 	return max(missing, extra)
 }
 
+// box is a rectangle in pixels of a 300-dpi page image.
+type box struct{ x0, y0, x1, y1 float64 }
+
+// pictureBoxes returns where each page of pdf draws a raster image, from
+// pdftohtml -xml (its <image> elements, in points at -zoom 1), in pixels
+// at 300 dpi. Vector drawings are not pictures here.
+func pictureBoxes(ctx context.Context, pdf string) map[int][]box {
+	out := map[int][]box{}
+	dir, err := os.MkdirTemp("", "ocrbench-")
+	if err != nil {
+		return out
+	}
+	defer os.RemoveAll(dir)
+	if err := exec.CommandContext(ctx, "pdftohtml", "-xml", "-zoom", "1", "-q", pdf, filepath.Join(dir, "p")).Run(); err != nil {
+		return out
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "p.xml"))
+	if err != nil {
+		return out
+	}
+	return parsePictureBoxes(string(data))
+}
+
+var (
+	xmlPage  = regexp.MustCompile(`<page number="(\d+)"`)
+	xmlImage = regexp.MustCompile(`<image top="([-0-9.]+)" left="([-0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"`)
+)
+
+// parsePictureBoxes reads pdftohtml -xml -zoom 1 output (pictureBoxes).
+func parsePictureBoxes(xml string) map[int][]box {
+	out := map[int][]box{}
+	page := 0
+	const px = 300.0 / 72
+	for _, line := range strings.Split(xml, "\n") {
+		if m := xmlPage.FindStringSubmatch(line); m != nil {
+			page, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if m := xmlImage.FindStringSubmatch(line); m != nil && page > 0 {
+			var v [4]float64
+			for i := range v {
+				v[i], _ = strconv.ParseFloat(m[i+1], 64)
+			}
+			out[page] = append(out[page], box{x0: v[1] * px, y0: v[0] * px, x1: (v[1] + v[2]) * px, y1: (v[0] + v[3]) * px})
+		}
+	}
+	return out
+}
+
+// bodyText is the page's reading without the words whose centre lies in
+// one of the original page's raster images (text in a picture, which the
+// text layer does not have), in the same reading order as the whole
+// reading, and how many characters were left out. A vertical reading is
+// kept whole (none of the pictures is on a vertical page).
+func bodyText(p *page) (string, int) {
+	if len(p.pictures) == 0 || p.vertical {
+		return p.got, 0
+	}
+	var keep []ocr.Word
+	left := 0
+	for _, w := range p.words {
+		cx, cy := float64(w.X0+w.X1)/2, float64(w.Y0+w.Y1)/2
+		in := false
+		for _, b := range p.pictures {
+			if cx >= b.x0 && cx <= b.x1 && cy >= b.y0 && cy <= b.y1 {
+				in = true
+				break
+			}
+		}
+		if in {
+			left += len([]rune(w.Text))
+			continue
+		}
+		keep = append(keep, w)
+	}
+	return ocr.ReadingOrder(keep), left
+}
+
 // imagePages lists the pages of pdf that hold a raster image (pdfimages
 // -list): text in a figure is on the page image but not in the text layer.
 func imagePages(ctx context.Context, pdf string) map[int]bool {
@@ -410,16 +507,12 @@ func textLayer(ctx context.Context, pdf string) ([]string, error) {
 	return pages, nil
 }
 
-// render is page n of pdf at 300 dpi, 8-bit grey PGM: what shirube index
-// hands to Tesseract.
-func render(ctx context.Context, pdf string, n int) ([]byte, time.Duration, error) {
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "pdftoppm", "-r", "300", "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), pdf)
-	cmd.Stdout = &out
-	err := cmd.Run()
-	var cpu time.Duration
-	if ps := cmd.ProcessState; ps != nil {
-		cpu = ps.UserTime() + ps.SystemTime()
-	}
-	return out.Bytes(), cpu, err
+// cpuTimes is the CPU time (user + system) this process and its finished
+// children have used.
+func cpuTimes() (self, children time.Duration) {
+	var s, c syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &s)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &c)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(s.Utime) + tv(s.Stime), tv(c.Utime) + tv(c.Stime)
 }

@@ -1,12 +1,8 @@
 package document
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"github.com/shirube/shirube/internal/proc"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -17,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shirube/shirube/internal/ocr"
+	"github.com/shirube/shirube/internal/proc"
 )
 
 // OCRMode says which PDF pages are read by OCR (Options.OCRMode).
@@ -349,24 +346,46 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 	var notes []string
 	var imgs [][]byte
 	var read []int // indexes whose image is in imgs
+	var fit []int  // indexes of the pages under the pixel limit
 	for _, i := range batch {
 		n, size := i+1, sizes[i+1]
 		if px := size[0] / 72 * OCRDPI * size[1] / 72 * OCRDPI; px > float64(e.maxPixels()) {
 			notes = append(notes, fmt.Sprintf("page %d: %s — %.0f megapixels at %d dpi is over the limit of %d", n, noteNotOCRd, px/1e6, OCRDPI, e.maxPixels()/1_000_000))
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
-		img, err := e.renderPage(rctx, path, n, OCRDPI)
-		cancel()
-		if err != nil {
+		fit = append(fit, i)
+	}
+	// Consecutive pages are rendered by one pdftoppm run; when that
+	// fails, each page on its own, so one bad page costs only itself.
+	for _, run := range consecutive(fit) {
+		if len(run) > 1 {
+			rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout()*time.Duration(len(run)))
+			got, err := ocrPageImages(rctx, e.ppmTool, path, run[0]+1, run[len(run)-1]+1)
+			cancel()
+			if err == nil {
+				imgs = append(imgs, got...)
+				read = append(read, run...)
+				continue
+			}
 			if ctx.Err() != nil {
 				return nil, nil
 			}
-			notes = append(notes, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err))
-			continue
 		}
-		imgs = append(imgs, img)
-		read = append(read, i)
+		for _, i := range run {
+			n := i + 1
+			rctx, cancel := context.WithTimeout(ctx, e.opt.OCRTimeout())
+			img, err := ocrPageImage(rctx, e.ppmTool, path, n)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				notes = append(notes, fmt.Sprintf("page %d: %s — rendering failed: %v", n, noteNotOCRd, err))
+				continue
+			}
+			imgs = append(imgs, img)
+			read = append(read, i)
+		}
 	}
 	if len(imgs) == 0 {
 		return nil, notes
@@ -397,6 +416,20 @@ func (e *Extractor) ocrPDFPages(ctx context.Context, path string, batch []int, s
 	return out, notes
 }
 
+// consecutive splits ascending page indexes into runs of consecutive
+// ones.
+func consecutive(pages []int) [][]int {
+	var out [][]int
+	for k, i := range pages {
+		if k > 0 && i == pages[k-1]+1 {
+			out[len(out)-1] = append(out[len(out)-1], i)
+			continue
+		}
+		out = append(out, []int{i})
+	}
+	return out
+}
+
 // OCRTimeout is the per-page OCR limit: Options.OCRPageTimeout, or
 // ocr.DefaultTimeout when that is zero.
 func (o Options) OCRTimeout() time.Duration {
@@ -413,60 +446,23 @@ func (e *Extractor) maxPixels() int64 {
 	return DefaultMaxImagePixels
 }
 
-// renderPage renders page n of the PDF at path as an 8-bit grey PGM at
-// dpi, in pdftoppm's own process group.
-func (e *Extractor) renderPage(ctx context.Context, path string, n, dpi int) ([]byte, error) {
-	run, err := runTool(ctx, 0, e.ppmTool, "-r", strconv.Itoa(dpi), "-gray", "-f", strconv.Itoa(n), "-l", strconv.Itoa(n), path)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if d := firstLine(run.stderr.String()); d != "" {
-			return nil, errors.New(d)
-		}
-		return nil, err
-	}
-	if run.stdout.Len() == 0 {
-		return nil, errors.New("pdftoppm wrote no image")
-	}
-	return run.stdout.Bytes(), nil
-}
-
 // pageInk renders page n at inkDPI and counts its dark pixels.
 func (e *Extractor) pageInk(ctx context.Context, path string, n int) (int, error) {
-	img, err := e.renderPage(ctx, path, n, inkDPI)
+	img, err := renderPage(ctx, e.ppmTool, path, n, inkDPI)
 	if err != nil {
 		return 0, err
 	}
-	pix, err := pgmPixels(img)
+	g, err := ocr.DecodePNM(img)
 	if err != nil {
 		return 0, err
 	}
 	dark := 0
-	for _, p := range pix {
+	for _, p := range g.Pix {
 		if p < 160 {
 			dark++
 		}
 	}
 	return dark, nil
-}
-
-// pgmPixels returns the pixel bytes of a binary 8-bit PGM (P5).
-func pgmPixels(img []byte) ([]byte, error) {
-	r := bufio.NewReader(bytes.NewReader(img))
-	var magic string
-	var w, h, max int
-	if _, err := fmt.Fscan(r, &magic, &w, &h, &max); err != nil || magic != "P5" || max > 255 || w <= 0 || h <= 0 {
-		return nil, errors.New("not an 8-bit PGM image")
-	}
-	if _, err := r.ReadByte(); err != nil { // the one white space after maxval
-		return nil, err
-	}
-	head := len(img) - r.Buffered()
-	if len(img)-head < w*h {
-		return nil, errors.New("PGM image is truncated")
-	}
-	return img[head : head+w*h], nil
 }
 
 // pageSizeLine matches pdfinfo's "Page    3 size: 595.276 x 841.89 pts".
