@@ -338,7 +338,7 @@ func DefinedTerm(q string) string {
 // headingTitleRe matches what a heading may carry around the term it
 // names: a section number before, and 「とは」「とは何か？」「の定義」「って何」
 // after.
-var headingTitleRe = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)*\.?\s*|第[0-9一二三四五六七八九十]+[章節条]\s*|[(][0-9]+[)]\s*)|(?:とは(?:何|なに)?(?:か|ですか)?|の定義|って何(?:ですか)?)?[?!。]*$`)
+var headingTitleRe = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]+)*[.)]?\s*|第[0-9一二三四五六七八九十]+[章節条部編]\s*|[(][0-9]+[)]\s*)|(?:とは(?:何|なに)?(?:か|ですか)?|の定義|って何(?:ですか)?)?[?!。]*$`)
 
 // HeadingTerm returns the term a heading names, normalised, without its
 // section number and a 「とは何か？」: 「2.8 供給ソフトウェア」 and

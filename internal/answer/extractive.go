@@ -122,6 +122,9 @@ type candidate struct {
 	// the term a definition question asks about: it defines the term
 	// without naming it (「## 2.8 供給ソフトウェア」「組織が…配布…するソフトウェア。」).
 	titled bool
+	// weakDate marks, for a when question, a sentence whose only date is
+	// a deadline in words (see weakDateFactor).
+	weakDate bool
 	// nav marks a line that only names a section of its document, as a
 	// table of contents does (see navigation).
 	nav bool
@@ -234,8 +237,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 		// A section titled by the asked term (a glossary's 「2.8 供給
 		// ソフトウェア」, an FAQ's 「重大インシデントとは何か？」) defines it in
 		// its first sentence, which does not name it again.
-		parts := strings.Split(r.Heading, " > ")
-		titled := term != "" && analysis.HeadingTerm(parts[len(parts)-1]) == term
+		titled := term != "" && analysis.HeadingTerm(r.Section()) == term
 		pos := 0
 		text := texts[ci]
 		pdf := strings.EqualFold(path.Ext(r.Source), ".pdf")
@@ -263,6 +265,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 				if bracketLabel.MatchString(s) {
 					continue // 「（答）」「【参考】」 label what follows, they state nothing
 				}
+				first := titled && len(cands) == firstOfChunk
 				cands = append(cands, &candidate{
 					chunk: ci, pos: pos, line: li, text: s,
 					runes: utf8.RuneCountInString(s),
@@ -272,9 +275,11 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 					typed: typed,
 					// A definition question is answered by the sentence
 					// that defines its term, not one that uses it.
-					defines: analysis.Defines(paragraphMark.ReplaceAllString(ns, ""), term) || analysis.DefinesByApposition(ns, term) ||
-						titled && len(cands) == firstOfChunk,
-					titled: titled && len(cands) == firstOfChunk,
+					defines: analysis.Defines(paragraphMark.ReplaceAllString(ns, ""), term) || analysis.DefinesByApposition(ns, term) || first,
+					titled:  first,
+					// A when question is answered less surely by a
+					// deadline in words (経過, 速やかに) than by a date.
+					weakDate: typed && qtype.Kind == analysis.KindDate && !analysis.ExplicitDate(ns),
 					// A who question is answered where the agent and
 					// the asked act meet (「…消防署長に届け出なければならない」
 					// for 「どこへ届け出る」).
@@ -298,12 +303,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 	}
 	headers := tableHeaders(texts, e.tok)
 	notes := noteTerms(cands, results)
-	for c := range navigation(cands, results, texts) {
-		// A contents entry names a section; the value or place it may
-		// hold (「Docker CEのインストール」) is the section's title, not a
-		// fact stated.
-		c.nav, c.typed = true, false
-	}
+	markNavigation(cands, results, texts)
 	for _, c := range cands {
 		row := strings.HasPrefix(c.text, "|")
 		var noted map[string]bool
@@ -357,7 +357,7 @@ func (e *Extractive) prepare(query string, results []retrieve.Result) *prepared 
 			if exampleRe.MatchString(c.text) {
 				c.rel *= exampleFactor
 			}
-			if c.typed && qtype.Kind == analysis.KindDate && !analysis.ExplicitDate(analysis.Normalize(c.text)) {
+			if c.weakDate {
 				c.rel *= weakDateFactor
 			}
 		}

@@ -153,10 +153,7 @@ func promoteDefiningSections(query string, results []Result) {
 	if utf8.RuneCountInString(term) < 2 {
 		return
 	}
-	titled := func(r Result) bool {
-		parts := strings.Split(r.Heading, " > ")
-		return analysis.HeadingTerm(parts[len(parts)-1]) == term
-	}
+	titled := func(r Result) bool { return analysis.HeadingTerm(r.Section()) == term }
 	slices.SortStableFunc(results, func(a, b Result) int {
 		return cmp.Compare(b2f(titled(b)), b2f(titled(a)))
 	})

@@ -2,6 +2,8 @@
 // vector legs of an index (seed 002 §4.3).
 package retrieve
 
+import "strings"
+
 // Result is one retrieved chunk with its scores.
 //
 // Score is the fused score used for ranking. BM25Score and VectorScore are
@@ -21,4 +23,15 @@ type Result struct {
 	BM25Score     float64 `json:"bm25_score"`
 	VectorScore   float64 `json:"vector_score"`
 	EvidenceScore float64 `json:"evidence_score"`
+}
+
+// Section returns the innermost heading of the chunk's heading path (「2.8
+// 供給ソフトウェア」 of 「ガイド > 2. 用語 > 2.8 供給ソフトウェア」), "" before the
+// first heading.
+func (r Result) Section() string {
+	i := strings.LastIndex(r.Heading, " > ")
+	if i < 0 {
+		return r.Heading
+	}
+	return r.Heading[i+len(" > "):]
 }
