@@ -306,11 +306,7 @@ func (s *Searcher) provisions(ctx context.Context, file, title, words string, op
 		return nil, err
 	}
 	hits = exclude(hits, opt.Exclude)
-	ids := make([]int, len(hits))
-	for i, h := range hits {
-		ids[i] = h.Chunk
-	}
-	chs, err := s.ix.Chunks(ctx, ids)
+	chs, err := s.hitChunks(ctx, hits)
 	if err != nil {
 		return nil, err
 	}

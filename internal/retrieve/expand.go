@@ -162,13 +162,9 @@ func (s *Searcher) Mentions(ctx context.Context, words []string, n int, opt Opti
 	if len(lex) == 0 {
 		return nil, nil
 	}
-	ids := make([]int, len(lex))
-	for i, h := range lex {
-		ids[i] = h.Chunk
-	}
-	chs, err := s.ix.Chunks(ctx, ids)
+	chs, err := s.hitChunks(ctx, lex)
 	if err != nil {
-		return nil, fmt.Errorf("read chunks: %w", err)
+		return nil, err
 	}
 	var out []Result
 	seen := map[string]bool{}

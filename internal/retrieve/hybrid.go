@@ -544,6 +544,19 @@ func (s *Searcher) coverage(qterms []string, idfs map[string]float64, qtype anal
 	return best
 }
 
+// hitChunks reads the chunks of hits, in their order.
+func (s *Searcher) hitChunks(ctx context.Context, hs []index.Hit) ([]chunk.Chunk, error) {
+	ids := make([]int, len(hs))
+	for i, h := range hs {
+		ids[i] = h.Chunk
+	}
+	chs, err := s.ix.Chunks(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	return chs, nil
+}
+
 func exclude(hs []index.Hit, drop func(int) bool) []index.Hit {
 	if drop == nil {
 		return hs
@@ -562,13 +575,9 @@ func (s *Searcher) filter(ctx context.Context, hs []index.Hit, opt Options) ([]i
 	if len(hs) == 0 || len(opt.Scope) == 0 && len(opt.SkipIDs) == 0 {
 		return hs, nil
 	}
-	ids := make([]int, len(hs))
-	for i, h := range hs {
-		ids[i] = h.Chunk
-	}
-	chs, err := s.ix.Chunks(ctx, ids)
+	chs, err := s.hitChunks(ctx, hs)
 	if err != nil {
-		return nil, fmt.Errorf("read chunks: %w", err)
+		return nil, err
 	}
 	out := hs[:0:0]
 	for i, h := range hs {
@@ -642,11 +651,7 @@ func (s *Searcher) Rescore(ctx context.Context, query string, results []Result, 
 	if w < 1 && s.ix.HasVectors() {
 		if q, err := s.ix.EmbedQuery(ctx, query, terms); err == nil {
 			if hs, err := s.ix.DenseHits(ctx, q, max(opt.Candidates, 10*opt.K, 100)); err == nil {
-				ids := make([]int, len(hs))
-				for i, h := range hs {
-					ids[i] = h.Chunk
-				}
-				if chs, err := s.ix.Chunks(ctx, ids); err == nil {
+				if chs, err := s.hitChunks(ctx, hs); err == nil {
 					for i, h := range hs {
 						cos[chs[i].ID] = h.Score
 					}
