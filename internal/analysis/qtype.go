@@ -68,7 +68,11 @@ var counterSynonyms = map[string][]string{
 
 // counterRe finds 何 + counter in a normalised question (何件, 何日以内,
 // 何リットル). Longer counters come first so 何日間 is 日間, not 日.
-var counterRe = regexp.MustCompile(`何(回目|番目|パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|文字|種類|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位]|[a-z]+|\p{Katakana}+)`)
+var counterRe = regexp.MustCompile(`何(回目|番目|` + counters + `|[a-z]+|\p{Katakana}+)`)
+
+// counters are the Japanese counters and units a numeral carries, longer
+// ones first (日間 before 日).
+const counters = `パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|文字|種類|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位]`
 
 var (
 	quantityRe   = regexp.MustCompile(`いくら|いくつ|どのくらい|どれくらい|どのぐらい|どれぐらい|どれだけ|どの程度|どれほど|割合|何割|上限|最大(?:で|値|量)?は|最低(?:で|限)?は|how (?:many|much)`)
@@ -188,11 +192,11 @@ var (
 	// follows it, or a kanji numeral that opens a word (not 統一, 同一) and
 	// carries a counter (not 一般, 一旦, 一部: words written with a
 	// numeral, which count nothing).
-	anyQuantityRe = regexp.MustCompile(`[0-9][0-9,.]*\s*(?:[^\s0-9,.。、]{1,4})|(?:^|[^\p{Han}\p{Katakana}])(?:[〇零一二三四五六七八九十百千万億兆]+|半)\s*(?:パーセント|ページ|週間|日間|年間|時間|か月|ヶ月|カ月|箇月|種類|文字|[件人名日年月分秒歳回倍円%割桁社個台条項号度週枚時位つ])`)
+	anyQuantityRe = regexp.MustCompile(`[0-9][0-9,.]*\s*(?:[^\s0-9,.。、]{1,4})|(?:^|[^\p{Han}\p{Katakana}])(?:[〇零一二三四五六七八九十百千万億兆]+|半)\s*(?:` + counters + `|つ)`)
 	// adverbNumeralRe finds 十分 as the adverb or adjective (十分な, 十分に
 	// — enough), not ten minutes.
 	adverbNumeralRe = regexp.MustCompile(`十分(?:な|に|だ|です|である|と)`)
-	dateExprRe      = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|\b(?:19|20)[0-9]{2}\b`)
+	dateExprRe      = regexp.MustCompile(numeral + `\s*(?:年|月|日|時|週|か月|ヶ月|カ月|箇月)|` + eraYearExpr + `|以内|期限|までに|まで(?:の|に|で|は)|以後|以降|以前|から起算|経過|直ちに|遅滞なく|速やかに|あらかじめ|の際|前まで|日前|当日|翌日|毎年|毎月|` + westernYear)
 	penaltyExprRe   = regexp.MustCompile(`懲役|禁錮|禁固|罰金|科料|過料|拘禁刑|に処する|に処し`)
 	whoExprRe       = regexp.MustCompile(`大臣|長官|知事|市町村長|消防長|署長|庁|省|局|署|会議|本部|機構|協会|委員会|団体|法人|機関|組合|センター|部門|内閣|国会|裁判所|議院|天皇|事業者|管理者|責任者|利用者|首長|[市町村]長|株式会社|運営|チーム|グループ|担当者|担当部署|会社|企業`)
 	definitionExpr  = regexp.MustCompile(`をいう|とは|という|と定義|を指す|を意味|とする。|のことで`)
@@ -225,7 +229,14 @@ func (t AnswerType) Satisfied(norm string) bool {
 // explicitDateRe finds a date written as one: a numeral with 年, 月 or
 // 日, an era year, or a four-digit year — not a deadline said in words
 // (経過, 速やかに, あらかじめ).
-var explicitDateRe = regexp.MustCompile(numeral + `\s*(?:年|月|日)|(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)|\b(?:19|20)[0-9]{2}\b`)
+var explicitDateRe = regexp.MustCompile(numeral + `\s*(?:年|月|日)|` + eraYearExpr + `|` + westernYear)
+
+// eraYearExpr is a year of a Japanese era (令和5, 平成元); westernYear a
+// four-digit year of the twentieth or twenty-first century.
+const (
+	eraYearExpr = `(?:令和|平成|昭和|大正|明治)\s*(?:` + numeral + `|元)`
+	westernYear = `\b(?:19|20)[0-9]{2}\b`
+)
 
 // ExplicitDate reports whether normalised text writes a date (see
 // explicitDateRe); a length of time (1 年間) is none.
