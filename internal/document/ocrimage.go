@@ -26,15 +26,11 @@ const tiffDPI = 0
 // ocrPageImage renders page n of the PDF at path with the pdftoppm at
 // tool as the image OCR reads: an 8-bit grey TIFF at OCRDPI.
 func ocrPageImage(ctx context.Context, tool, path string, n int) ([]byte, error) {
-	img, err := renderPage(ctx, tool, path, n, OCRDPI)
+	imgs, err := ocrPageImages(ctx, tool, path, n, n)
 	if err != nil {
 		return nil, err
 	}
-	g, err := ocr.DecodePNM(img)
-	if err != nil {
-		return nil, fmt.Errorf("pdftoppm: %w", err)
-	}
-	return g.TIFF(tiffDPI), nil
+	return imgs[0], nil
 }
 
 // ocrPageImages renders pages from..to of the PDF at path with one
