@@ -255,32 +255,15 @@ func TestBrowserCitations(t *testing.T) {
 	if chips == 0 {
 		t.Fatal("no [n] chips in the answer")
 	}
-	p.do("focus a chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	var card struct {
-		Shown          bool
-		Title, Excerpt string
-		Described      string
-	}
-	p.eval(`(() => { const c = document.querySelector('#cite_card'); const chip = document.activeElement;
-		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
-			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || '', Described: chip.getAttribute('aria-describedby')}; })()`, &card)
+	card := p.focusChip("focus a chip")
 	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 || card.Described != "cite_card" {
 		t.Errorf("card on focus: %+v; want the source and the passage", card)
 	}
 
-	p.do("open the source", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	p.until("viewer with the passage", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
-	var hit struct {
-		Text             string
-		InView, Scrolled bool
-		Excerpt, Title   string
-	}
-	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
-		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
-		const li = document.querySelector('#chat > li:last-child'); const n = Number(li.querySelector('.answer .body .cite').dataset.n);
-		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Scrolled: v.scrollTop > 0 || v.querySelector('.viewer-body').scrollTop > 0,
-			Excerpt: li.cites.get(n).excerpt, Title: document.querySelector('#viewer_title').textContent}; })()`, &hit)
-	start := string([]rune(strings.TrimSuffix(hit.Excerpt, "..."))[:10])
+	hit := p.openChip("open the source")
+	var excerpt string
+	p.eval(fmt.Sprintf(`document.querySelector('#chat > li:last-child').cites.get(%d).excerpt`, hit.N), &excerpt)
+	start := string([]rune(strings.TrimSuffix(excerpt, "..."))[:10])
 	if !hit.InView || !strings.Contains(strings.Join(strings.Fields(hit.Text), " "), start) || hit.Title == "" {
 		t.Errorf("viewer: %+v; want the cited passage (%q…) highlighted and in view, under the source's name", hit, start)
 	}
@@ -317,23 +300,11 @@ func TestBrowserCitations(t *testing.T) {
 	if !strings.Contains(html, `class="cite" data-n="1" data-chunk="`+served.Chunks[0]+`"`) {
 		t.Errorf("the page as the server sends it has no chip with data-chunk %q", served.Chunks[0])
 	}
-	p.do("focus a reloaded chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	p.eval(`(() => { const c = document.querySelector('#cite_card');
-		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
-			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || '', Described: document.activeElement.getAttribute('aria-describedby')}; })()`, &card)
+	card = p.focusChip("focus a reloaded chip")
 	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 {
 		t.Errorf("card on a reloaded chip: %+v; want the source and the passage", card)
 	}
-	p.do("open the source from the reloaded chip", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	p.until("viewer with the passage after the reload", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
-	var again struct {
-		Text   string
-		InView bool
-		Title  string
-	}
-	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
-		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
-		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent}; })()`, &again)
+	again := p.openChip("open the source from the reloaded chip")
 	if !again.InView || !strings.Contains(strings.Join(strings.Fields(again.Text), " "), start) || again.Title != hit.Title {
 		t.Errorf("viewer from the reloaded chip: %+v; want the passage (%q…) highlighted and in view under %q", again, start, hit.Title)
 	}
@@ -423,29 +394,11 @@ func TestBrowserCitationsStoredWithoutChips(t *testing.T) {
 	// Headless Chromium sends focus events only to a page that has had
 	// input since it loaded: a click first, as a person's would be.
 	p.do("click the heading", chromedp.Click(chromedp.CSS("header h1")))
-	p.do("focus a chip", chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	var card struct {
-		Shown          bool
-		Title, Excerpt string
-	}
-	p.eval(`(() => { const c = document.querySelector('#cite_card');
-		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
-			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || ''}; })()`, &card)
+	card := p.focusChip("focus a chip")
 	if !card.Shown || card.Title == "" || len([]rune(card.Excerpt)) < 10 {
 		t.Errorf("card on a filled chip: %+v; want the source and the passage", card)
 	}
-	p.do("open the source", chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
-	p.until("viewer with the passage", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
-	var hit struct {
-		Text   string
-		InView bool
-		Title  string
-		N      int
-	}
-	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
-		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
-		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent,
-			N: Number(document.querySelector('#chat > li:last-child .answer .body .cite').dataset.n)}; })()`, &hit)
+	hit := p.openChip("open the source")
 	var cited Citation
 	for _, c := range stored.Citations {
 		if c.N == hit.N {
@@ -929,4 +882,43 @@ func TestScreenshots(t *testing.T) {
 	p.do("open a source", chromedp.Click(chromedp.CSS("#chat > li:first-child .answer .body .cite")))
 	p.until("viewer", `!!document.querySelector('#viewer mark#hit')`)
 	shoot("chat-source-viewer.png")
+}
+
+// chipCard is what the citation card shows for the focused chip.
+type chipCard struct {
+	Shown          bool
+	Title, Excerpt string
+	Described      string // the chip's aria-describedby
+}
+
+// focusChip focuses the last answer's first [n] chip and returns the card
+// it shows.
+func (p *bpage) focusChip(what string) chipCard {
+	p.do(what, chromedp.Focus(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	var card chipCard
+	p.eval(`(() => { const c = document.querySelector('#cite_card');
+		return {Shown: !c.hidden && c.offsetHeight > 0, Title: (c.querySelector('.card-title') || {}).textContent || '',
+			Excerpt: (c.querySelector('.card-excerpt') || {}).textContent || '', Described: document.activeElement.getAttribute('aria-describedby') || ''}; })()`, &card)
+	return card
+}
+
+// viewerHit is the passage the source viewer highlights.
+type viewerHit struct {
+	Text   string // the highlighted text
+	InView bool   // scrolled into the viewer's view
+	Title  string // the viewer's title: the source's name
+	N      int    // the number of the chip that opened it
+}
+
+// openChip clicks the last answer's first [n] chip, waits for the viewer
+// to show a highlighted passage and returns it.
+func (p *bpage) openChip(what string) viewerHit {
+	p.do(what, chromedp.Click(chromedp.CSS("#chat > li:last-child .answer .body .cite")))
+	p.until("viewer with the passage", `document.querySelector('#viewer').open && !!document.querySelector('#viewer mark#hit')`)
+	var hit viewerHit
+	p.eval(`(() => { const v = document.querySelector('#viewer'); const m = v.querySelector('mark#hit');
+		const vr = v.getBoundingClientRect(); const mr = m.getBoundingClientRect();
+		return {Text: m.textContent, InView: mr.top >= vr.top && mr.top < vr.bottom, Title: document.querySelector('#viewer_title').textContent,
+			N: Number(document.querySelector('#chat > li:last-child .answer .body .cite').dataset.n)}; })()`, &hit)
+	return hit
 }
